@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what building and testing need on a fresh Debian 12 machine (as root), and nothing when
+# it is all there already. Go (>= 1.26, from /usr/local/go on our machines) and kubectl must be
+# present: Debian 12's own golang is too old for Kubernetes 1.35.
+set -euo pipefail
+packages=(cmake ninja-build g++ pkg-config libboost1.81-dev libssl-dev rapidjson-dev
+  libgoogle-glog-dev libyaml-cpp-dev catch2 clang clang-format libclang-rt-14-dev
+  openssl curl iproute2 ca-certificates)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps.sh: installing ${missing[*]}" >&2
+  [ "$(id -u)" = 0 ] || { echo "deps.sh: need root to apt-get install ${missing[*]}" >&2; exit 1; }
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then
+  echo "deps.sh: Go is at /usr/local/go/bin; add it to PATH" >&2
+fi
+command -v go >/dev/null || [ -x /usr/local/go/bin/go ] ||
+  { echo "deps.sh: Go >= 1.26 is required to build the control plane (not found)" >&2; exit 1; }
+command -v kubectl >/dev/null || { echo "deps.sh: kubectl is required (not found on PATH)" >&2; exit 1; }
