@@ -1,0 +1,130 @@
+#include "kube/http_connection.h"
+
+#include <glog/logging.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <sys/socket.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "kube/transport_error.h"
+
+namespace kube {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using asio::awaitable;
+
+namespace {
+
+constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+
+// Linux keepalive probes: a dead peer is noticed after ~60 s of silence instead of ~2 hours.
+void enable_tcp_keepalive(asio::ip::tcp::socket& sock) {
+  boost::system::error_code ec;
+  sock.set_option(asio::socket_base::keep_alive(true), ec);
+  sock.set_option(asio::ip::tcp::no_delay(true), ec);
+  const int idle = 30, interval = 10, count = 3;
+  const int fd = sock.native_handle();
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+}
+
+}  // namespace
+
+std::string HttpEndpoint::authority() const {
+  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + port;
+}
+
+HttpConnection::HttpConnection(asio::any_io_executor ex, std::shared_ptr<asio::ssl::context> tls)
+    : tls_ctx_(std::move(tls)) {
+  if (tls_ctx_) {
+    tls_ = std::make_unique<TlsStream>(ex, *tls_ctx_);
+  } else {
+    plain_ = std::make_unique<PlainStream>(ex);
+  }
+}
+
+HttpConnection::PlainStream& HttpConnection::tcp() {
+  return tls_ ? beast::get_lowest_layer(*tls_) : *plain_;
+}
+
+void HttpConnection::close() {
+  boost::system::error_code ec;
+  tcp().socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  tcp().close();
+}
+
+bool HttpConnection::is_open() {
+  return tcp().socket().is_open();
+}
+
+awaitable<Result<Ok>> HttpConnection::connect(const HttpEndpoint& ep) {
+  using namespace asio::experimental::awaitable_operators;
+  auto ex = co_await asio::this_coro::executor;
+  const std::string where = ep.authority();
+
+  // getaddrinfo cannot be interrupted; race it against the connect deadline.
+  asio::ip::tcp::resolver resolver(ex);
+  asio::steady_timer deadline(ex, ep.connect_timeout);
+  auto resolved =
+      co_await (resolver.async_resolve(ep.host, ep.port, kAwait) || deadline.async_wait(kAwait));
+  if (resolved.index() == 1) {
+    co_return transport_error(beast::error::timeout, "resolve " + where);
+  }
+  auto [rec, results] = std::get<0>(std::move(resolved));
+  if (rec) co_return transport_error(rec, "resolve " + where);
+
+  auto& tcp_stream = tcp();
+  tcp_stream.expires_after(ep.connect_timeout);
+  auto [cec, endpoint] = co_await tcp_stream.async_connect(results, kAwait);
+  if (cec) co_return transport_error(cec, "connect to " + where);
+  enable_tcp_keepalive(tcp_stream.socket());
+  if (!tls_) {
+    tcp_stream.expires_never();
+    co_return Ok{};
+  }
+
+  SSL* ssl = tls_->native_handle();
+  const std::string& name = ep.tls_server_name.empty() ? ep.host : ep.tls_server_name;
+  X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+  boost::system::error_code not_ip;
+  asio::ip::make_address(name, not_ip);
+  if (not_ip) {
+    // SNI is only for names (RFC 6066); the certificate must carry this name as a DNS SAN.
+    SSL_set_tlsext_host_name(ssl, const_cast<char*>(name.c_str()));
+    X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
+  } else {
+    // An IP-address server is verified against the certificate's IP SANs.
+    X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
+  }
+
+  tcp_stream.expires_after(ep.handshake_timeout);
+  auto [hec] = co_await tls_->async_handshake(asio::ssl::stream_base::client, kAwait);
+  tcp_stream.expires_never();
+  if (hec) {
+    std::string what = "TLS handshake with " + where;
+    const long verify = SSL_get_verify_result(ssl);
+    if (verify != X509_V_OK) {
+      what += " (server certificate not trusted: ";
+      what += X509_verify_cert_error_string(verify);
+      what += "; verified name ";
+      what += name;
+      what += ")";
+    }
+    co_return transport_error(hec, what);
+  }
+  co_return Ok{};
+}
+
+}  // namespace kube

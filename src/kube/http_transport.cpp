@@ -1,0 +1,250 @@
+#include "kube/http_transport.h"
+
+#include <glog/logging.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/field.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include "kube/config_error.h"
+#include "kube/tls_context.h"
+#include "kube/token_source.h"
+#include "kube/transport_error.h"
+
+namespace kube {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using asio::awaitable;
+
+namespace {
+
+constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+constexpr std::string_view kUserAgent = "appservice-operator/" ASOP_VERSION;
+
+// A connection the server closed while it sat in the pool fails like this on first use.
+bool stale_connection_error(const boost::system::error_code& ec) {
+  return ec != beast::error::timeout && ec != asio::error::operation_aborted;
+}
+
+}  // namespace
+
+struct HttpTransport::Exchange {
+  boost::system::error_code ec;
+  bool got_response_bytes = false;
+  std::string failed_step;
+  HttpResponse response;
+  bool keep_alive = false;
+};
+
+HttpTransport::HttpTransport(asio::any_io_executor ex, RestConfig config, Options options,
+                             std::shared_ptr<TokenSource> tokens,
+                             std::shared_ptr<RequestMetrics> metrics)
+    : ex_(std::move(ex)),
+      config_(std::move(config)),
+      options_(options),
+      tokens_(std::move(tokens)),
+      metrics_(std::move(metrics)),
+      pool_(
+          std::make_shared<ConnectionPool>(options_.max_idle_connections, options_.max_idle_time)) {
+  CHECK(config_.scheme == "https" || config_.scheme == "http")
+      << "unsupported scheme " << config_.scheme;
+  if (config_.scheme == "https") tls_ = make_tls_context(config_);
+  endpoint_.host = config_.host;
+  endpoint_.port = config_.port;
+  endpoint_.tls = config_.scheme == "https";
+  endpoint_.tls_server_name = config_.tls_server_name;
+  endpoint_.connect_timeout = options_.connect_timeout;
+  endpoint_.handshake_timeout = options_.handshake_timeout;
+  host_ = config_.authority();
+  if (!tokens_) tokens_ = std::make_shared<TokenSource>(config_);
+  // A static token cannot change; a token file or an exec plugin may have a newer credential.
+  refreshable_ = config_.token.empty() && (!config_.token_file.empty() || config_.exec);
+}
+
+HttpTransport::~HttpTransport() {
+  pool_->clear();
+}
+
+awaitable<Result<std::unique_ptr<HttpConnection>>> HttpTransport::connect() {
+  auto conn = std::make_unique<HttpConnection>(ex_, tls_);
+  auto connected = co_await conn->connect(endpoint_);
+  if (!connected) co_return std::move(connected).error();
+  ++connections_opened_;
+  VLOG(3) << "connected to " << host_ << " (" << connections_opened_ << " connections so far)";
+  co_return std::move(conn);
+}
+
+Result<http::request<http::string_body>> HttpTransport::build(const HttpRequest& request) {
+  http::request<http::string_body> req{request.method, config_.base_path + request.target, 11};
+  req.set(http::field::host, host_);
+  req.set(http::field::user_agent, kUserAgent);
+  req.set(http::field::accept, "application/json");
+  std::string authorization;
+  try {
+    authorization = tokens_->authorization();
+  } catch (const ConfigError& e) {
+    // An exec plugin or token file that worked at start-up can fail later; that is a failed
+    // request, not a crash. The message names the plugin or file, never the credential.
+    ApiError err =
+        api_error_from_transport(std::make_error_code(std::errc::permission_denied), e.what());
+    err.code = make_error_code(Errc::unauthorized);
+    return err;
+  }
+  if (!authorization.empty()) req.set(http::field::authorization, authorization);
+  if (!request.content_type.empty()) req.set(http::field::content_type, request.content_type);
+  req.body() = request.body;
+  req.prepare_payload();
+  req.keep_alive(true);
+  return req;
+}
+
+awaitable<HttpTransport::Exchange> HttpTransport::exchange(HttpConnection& conn,
+                                                           http::request<http::string_body>& req) {
+  Exchange ex;
+  // One deadline for writing the request and reading the whole response.
+  conn.tcp().expires_after(options_.request_timeout);
+  auto [wec, written] =
+      co_await conn.visit([&](auto& s) { return http::async_write(s, req, kAwait); });
+  if (wec) {
+    ex.ec = wec;
+    ex.failed_step = "sending";
+    co_return ex;
+  }
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(options_.max_response_bytes);
+  if (req.method() == http::verb::head) parser.skip(true);
+  auto [rec, read] = co_await conn.visit(
+      [&](auto& s) { return http::async_read(s, conn.buffer(), parser, kAwait); });
+  if (rec) {
+    ex.ec = rec;
+    ex.failed_step = "reading the response to";
+    ex.got_response_bytes = parser.got_some() || conn.buffer().size() > 0;
+    co_return ex;
+  }
+  conn.tcp().expires_never();
+  auto& res = parser.get();
+  ex.response.status = res.result_int();
+  ex.keep_alive = res.keep_alive();
+  if (auto it = res.find(http::field::content_type); it != res.end()) {
+    ex.response.content_type = std::string(it->value());
+  }
+  if (auto it = res.find(http::field::retry_after); it != res.end()) {
+    ex.response.retry_after = std::string(it->value());
+  }
+  ex.response.body = std::move(res.body());
+  co_return ex;
+}
+
+bool HttpTransport::refresh_credentials() {
+  if (!refreshable_) return false;
+  tokens_->invalidate();
+  return true;
+}
+
+void HttpTransport::count(int status, const HttpRequest& request) {
+  if (metrics_) metrics_->record(status, http::to_string(request.method), host_);
+}
+
+awaitable<Result<HttpResponse>> HttpTransport::send(HttpRequest request) {
+  const auto method = http::to_string(request.method);
+  bool stale_retried = false;
+  bool auth_retried = false;
+  for (;;) {
+    auto req = build(request);
+    if (!req) {
+      count(0, request);
+      co_return std::move(req).error();
+    }
+    // After a stale failure every pooled connection is suspect: retry on a fresh one.
+    auto conn = stale_retried ? nullptr : pool_->take();
+    if (!conn) {
+      auto fresh = co_await connect();
+      if (!fresh) {
+        count(0, request);
+        co_return std::move(fresh).error();
+      }
+      conn = std::move(*fresh);
+    }
+    const bool reused = conn->uses > 0;
+    ++conn->uses;
+    Exchange ex = co_await exchange(*conn, *req);
+    if (ex.ec) {
+      conn->close();
+      if (reused && !ex.got_response_bytes && request.idempotent() && !stale_retried &&
+          stale_connection_error(ex.ec)) {
+        VLOG(2) << method << " " << request.target << ": pooled connection to " << host_
+                << " failed before a response (" << ex.ec.message() << "), retrying once";
+        stale_retried = true;
+        continue;
+      }
+      count(0, request);
+      co_return transport_error(ex.ec, ex.failed_step + " " + std::string(method) + " " +
+                                           request.target + " to " + host_);
+    }
+    count(ex.response.status, request);
+    VLOG(4) << method << " " << request.target << " -> " << ex.response.status;
+    if (ex.keep_alive) {
+      pool_->put(std::move(conn));
+    } else {
+      conn->close();
+    }
+    if (ex.response.status == 401 && !auth_retried && refresh_credentials()) {
+      VLOG(1) << method << " " << request.target << ": 401 from " << host_
+              << ", refreshing credentials and retrying once";
+      auth_retried = true;
+      continue;
+    }
+    co_return std::move(ex.response);
+  }
+}
+
+awaitable<Result<std::unique_ptr<HttpStream>>> HttpTransport::open_stream(HttpRequest request) {
+  const std::string description =
+      std::string(http::to_string(request.method)) + " " + request.target + " on " + host_;
+  bool auth_retried = false;
+  for (;;) {
+    auto req = build(request);
+    if (!req) {
+      count(0, request);
+      co_return std::move(req).error();
+    }
+    // A stream holds its connection for minutes: never take one from the pool for it.
+    auto fresh = co_await connect();
+    if (!fresh) {
+      count(0, request);
+      co_return std::move(fresh).error();
+    }
+    std::unique_ptr<HttpConnection> conn = std::move(*fresh);
+    ++conn->uses;
+    conn->tcp().expires_after(options_.request_timeout);
+    auto [wec, written] =
+        co_await conn->visit([&](auto& s) { return http::async_write(s, *req, kAwait); });
+    if (wec) {
+      conn->close();
+      count(0, request);
+      co_return transport_error(wec, "sending " + description);
+    }
+    auto stream = std::make_unique<HttpStream>(std::move(conn), pool_, description);
+    auto header = co_await stream->read_header(options_.request_timeout);
+    if (!header) {
+      count(0, request);
+      co_return std::move(header).error();
+    }
+    count(stream->status(), request);
+    VLOG(3) << description << " -> " << stream->status() << " (streaming)";
+    if (stream->status() == 401 && !auth_retried && refresh_credentials()) {
+      VLOG(1) << description << ": 401, refreshing credentials and retrying once";
+      auth_retried = true;
+      stream->cancel();
+      continue;
+    }
+    co_return std::move(stream);
+  }
+}
+
+}  // namespace kube

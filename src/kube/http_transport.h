@@ -1,0 +1,97 @@
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "kube/connection_pool.h"
+#include "kube/http_connection.h"
+#include "kube/http_request.h"
+#include "kube/http_response.h"
+#include "kube/http_stream.h"
+#include "kube/request_metrics.h"
+#include "kube/rest_config.h"
+#include "kube/result.h"
+
+namespace kube {
+
+class TokenSource;
+
+// HTTP/1.1 to one API server over Boost.Beast (+ OpenSSL for https): authentication headers, a
+// pool of keep-alive connections, deadlines on every phase, and the two retries client-go's
+// transport makes (a stale pooled connection for idempotent verbs; a 401 with a refreshable
+// credential). Runs on one io_context thread; no locks. Never logs headers or credentials.
+class HttpTransport {
+ public:
+  struct Options {
+    std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};
+    std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
+    // Write plus complete response of a non-streaming request; the header of a streaming one.
+    std::chrono::milliseconds request_timeout{std::chrono::seconds(60)};
+    std::size_t max_idle_connections = 8;
+    // The API server closes idle connections after a while; don't hand out older ones.
+    std::chrono::milliseconds max_idle_time{std::chrono::seconds(60)};
+    // A single response (a list page) larger than this is refused.
+    std::size_t max_response_bytes = std::size_t{512} << 20;
+  };
+
+  // Builds the TLS context for https servers (throws ConfigError at start-up when the CA or client
+  // certificate is unusable). `tokens` null: one is made from `config` (token, token file, exec
+  // plugin, basic auth, or nothing for client-certificate auth). `metrics` may be null.
+  HttpTransport(boost::asio::any_io_executor ex, RestConfig config, Options options,
+                std::shared_ptr<TokenSource> tokens, std::shared_ptr<RequestMetrics> metrics);
+  HttpTransport(const HttpTransport&) = delete;
+  HttpTransport& operator=(const HttpTransport&) = delete;
+  ~HttpTransport();
+
+  // Sends one request and reads the whole response. Any HTTP status is a response; an ApiError
+  // means no (complete) response: Errc::timeout past a deadline, Errc::unavailable otherwise.
+  boost::asio::awaitable<Result<HttpResponse>> send(HttpRequest request);
+
+  // Sends a request on a new connection of its own and returns once the response header is read;
+  // the caller reads the body incrementally. Any status is returned as a stream.
+  boost::asio::awaitable<Result<std::unique_ptr<HttpStream>>> open_stream(HttpRequest request);
+
+  const RestConfig& config() const { return config_; }
+  const Options& options() const { return options_; }
+  // host:port, the `host` label of rest_client_requests_total.
+  const std::string& host() const { return host_; }
+  // Connections opened so far (tests check keep-alive reuse with it).
+  std::size_t connections_opened() const { return connections_opened_; }
+  std::size_t idle_connections() const { return pool_->idle(); }
+  // Closes idle pooled connections (shutdown).
+  void close_idle() { pool_->clear(); }
+
+ private:
+  struct Exchange;
+
+  boost::asio::awaitable<Result<std::unique_ptr<HttpConnection>>> connect();
+  // The request as sent: method, target with the base path, transport and auth headers.
+  Result<boost::beast::http::request<boost::beast::http::string_body>> build(
+      const HttpRequest& request);
+  boost::asio::awaitable<Exchange> exchange(
+      HttpConnection& conn, boost::beast::http::request<boost::beast::http::string_body>& req);
+  // After a 401: whether the credential was refreshed, so the request is worth one more try.
+  bool refresh_credentials();
+  void count(int status, const HttpRequest& request);
+
+  boost::asio::any_io_executor ex_;
+  RestConfig config_;
+  Options options_;
+  std::shared_ptr<TokenSource> tokens_;
+  std::shared_ptr<RequestMetrics> metrics_;
+  std::shared_ptr<boost::asio::ssl::context> tls_;
+  std::shared_ptr<ConnectionPool> pool_;
+  HttpEndpoint endpoint_;
+  std::string host_;
+  bool refreshable_ = false;
+  std::size_t connections_opened_ = 0;
+};
+
+}  // namespace kube

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/beast/http/verb.hpp>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "kube/api_response.h"
+#include "kube/delete_options.h"
+#include "kube/http_transport.h"
+#include "kube/json_body.h"
+#include "kube/list_options.h"
+#include "kube/patch_type.h"
+#include "kube/resource_path.h"
+#include "kube/result.h"
+#include "kube/url_query.h"
+#include "kube/write_options.h"
+
+namespace kube {
+
+// REST verbs on any resource path. A 2xx is an ApiResponse with the parsed JSON body; anything
+// else is an ApiError parsed from the Status body (with Retry-After), so callers switch on
+// Errc (not_found, conflict, gone...) and keep the server's message for logs and Events.
+class RestClient {
+ public:
+  explicit RestClient(std::shared_ptr<HttpTransport> transport);
+
+  boost::asio::awaitable<Result<ApiResponse>> get(const ResourcePath& object);
+
+  // One page. The response's metadata.continue is the next page's token.
+  boost::asio::awaitable<Result<ApiResponse>> list(const ResourcePath& collection,
+                                                   const ListOptions& options = {});
+  // Every page (limit 500 unless given), items joined into one List whose metadata.resourceVersion
+  // is the snapshot's. An expired continue token (410) restarts the list from scratch; when that
+  // happens twice, the last try is unpaginated so it cannot expire again (client-go's pager).
+  boost::asio::awaitable<Result<ApiResponse>> list_all(const ResourcePath& collection,
+                                                       ListOptions options = {});
+
+  // POST to the collection.
+  boost::asio::awaitable<Result<ApiResponse>> create(const ResourcePath& collection, JsonBody body,
+                                                     const WriteOptions& options = {});
+  // PUT the whole object; metadata.resourceVersion in the body makes it a compare-and-swap.
+  boost::asio::awaitable<Result<ApiResponse>> update(const ResourcePath& object, JsonBody body,
+                                                     const WriteOptions& options = {});
+  // PATCH; for PatchType::apply, options.field_manager is required (CHECKed).
+  boost::asio::awaitable<Result<ApiResponse>> patch(const ResourcePath& object, PatchType type,
+                                                    JsonBody body,
+                                                    const WriteOptions& options = {});
+  // Server-side apply as controllers do it: fieldManager=field_manager&force=true.
+  boost::asio::awaitable<Result<ApiResponse>> apply(const ResourcePath& object, JsonBody body,
+                                                    std::string_view field_manager);
+  // DELETE with DeleteOptions as the body; 200 (deleted, or finalizers pending) and 202 (deletion
+  // started) are both success.
+  boost::asio::awaitable<Result<ApiResponse>> delete_(const ResourcePath& object,
+                                                      const DeleteOptions& options = {});
+
+  // Any verb on a target (path and query), for what the helpers above do not cover.
+  boost::asio::awaitable<Result<ApiResponse>> request(boost::beast::http::verb method,
+                                                      std::string target,
+                                                      std::string_view content_type = {},
+                                                      std::string body = {});
+
+  // The query string a list or watch sends for `options`.
+  static UrlQuery list_query(const ListOptions& options);
+
+  HttpTransport& transport() { return *transport_; }
+  const std::shared_ptr<HttpTransport>& shared_transport() const { return transport_; }
+
+ private:
+  std::shared_ptr<HttpTransport> transport_;
+};
+
+}  // namespace kube

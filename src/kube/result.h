@@ -1,0 +1,56 @@
+#pragma once
+
+#include <glog/logging.h>
+
+#include <utility>
+#include <variant>
+
+#include "kube/api_error.h"
+
+namespace kube {
+
+// A value or the ApiError that prevented it: a small stand-in for std::expected<T, ApiError>,
+// which GCC 12 lacks. Failures on network paths are values, never exceptions.
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
+  Result(ApiError error) : v_(std::in_place_index<1>, std::move(error)) {}
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & {
+    CHECK(ok()) << "Result::value() on an error: " << std::get<1>(v_).describe();
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    CHECK(ok()) << "Result::value() on an error: " << std::get<1>(v_).describe();
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    CHECK(ok()) << "Result::value() on an error: " << std::get<1>(v_).describe();
+    return std::get<0>(std::move(v_));
+  }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+  const ApiError& error() const& {
+    CHECK(!ok()) << "Result::error() on a value";
+    return std::get<1>(v_);
+  }
+  ApiError&& error() && {
+    CHECK(!ok()) << "Result::error() on a value";
+    return std::get<1>(std::move(v_));
+  }
+
+ private:
+  std::variant<T, ApiError> v_;
+};
+
+// For operations that yield nothing but success or an error.
+struct Ok {};
+
+}  // namespace kube

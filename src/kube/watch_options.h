@@ -1,0 +1,20 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace kube {
+
+// Query parameters of a watch, and how long a silent connection is tolerated.
+struct WatchOptions {
+  std::string resource_version;  // from the list, or the last event seen; empty: "now"
+  int timeout_seconds = 0;       // server ends the watch cleanly after this; 0: not sent
+  bool allow_watch_bookmarks = true;
+  std::string label_selector;
+  std::string field_selector;
+  // Every read must complete within this, or the watch fails with Errc::timeout (a half-open
+  // connection). 0: timeout_seconds + 30 s, or 5 min without timeout_seconds.
+  std::chrono::milliseconds idle_timeout{0};
+};
+
+}  // namespace kube
