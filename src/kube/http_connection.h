@@ -16,6 +16,9 @@ namespace kube {
 
 // Where and how to connect: the API server's address and the TLS identity to verify.
 struct HttpEndpoint {
+  // Not an aggregate: see ListOptions (GCC 12 co_await temporaries).
+  HttpEndpoint() = default;
+
   std::string host;  // name or IP literal (IPv6 without brackets)
   std::string port;
   bool tls = true;

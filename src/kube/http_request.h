@@ -7,6 +7,9 @@ namespace kube {
 
 // One request to the API server, before authentication and transport headers are added.
 struct HttpRequest {
+  // Not an aggregate: see ListOptions (GCC 12 co_await temporaries).
+  HttpRequest() = default;
+
   boost::beast::http::verb method = boost::beast::http::verb::get;
   std::string target;  // path and query, without the server's base path: "/api/v1/pods?limit=5"
   std::string content_type;  // empty when there is no body

@@ -7,6 +7,9 @@ namespace kube {
 // A complete response. Any status is a response; turning non-2xx into an ApiError is the REST
 // client's job, since only it knows which statuses mean success for a verb.
 struct HttpResponse {
+  // Not an aggregate: see ListOptions (GCC 12 co_await temporaries).
+  HttpResponse() = default;
+
   int status = 0;
   std::string body;
   std::string content_type;

@@ -15,6 +15,9 @@ namespace kube {
 //   grouped, cluster:  /apis/rbac.authorization.k8s.io/v1/clusterroles/NAME
 //   subresource:       /apis/apps/v1/namespaces/NS/deployments/NAME/status
 struct ResourcePath {
+  // Not an aggregate: see ListOptions (GCC 12 co_await temporaries).
+  ResourcePath() = default;
+
   std::string group;  // empty for the core group
   std::string version;
   std::string resource;  // plural, lower case: "configmaps"

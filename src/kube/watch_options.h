@@ -7,6 +7,9 @@ namespace kube {
 
 // Query parameters of a watch, and how long a silent connection is tolerated.
 struct WatchOptions {
+  // Not an aggregate: see ListOptions (GCC 12 co_await temporaries).
+  WatchOptions() = default;
+
   std::string resource_version;  // from the list, or the last event seen; empty: "now"
   int timeout_seconds = 0;       // server ends the watch cleanly after this; 0: not sent
   bool allow_watch_bookmarks = true;
