@@ -1,13 +1,15 @@
 #pragma once
 
-#include <glog/logging.h>
-
 #include <utility>
 #include <variant>
 
 #include "kube/api_error.h"
 
 namespace kube {
+
+// Aborts with a log line: a Result was read the wrong way (a bug, like a failed CHECK). Kept out of
+// line so this header does not pull glog's CHECK macro into files that use Catch2's.
+[[noreturn]] void result_misuse(const char* what, const ApiError* error);
 
 // A value or the ApiError that prevented it: a small stand-in for std::expected<T, ApiError>,
 // which GCC 12 lacks. Failures on network paths are values, never exceptions.
@@ -21,15 +23,15 @@ class [[nodiscard]] Result {
   explicit operator bool() const { return ok(); }
 
   T& value() & {
-    CHECK(ok()) << "Result::value() on an error: " << std::get<1>(v_).describe();
+    if (!ok()) result_misuse("Result::value() on an error", &std::get<1>(v_));
     return std::get<0>(v_);
   }
   const T& value() const& {
-    CHECK(ok()) << "Result::value() on an error: " << std::get<1>(v_).describe();
+    if (!ok()) result_misuse("Result::value() on an error", &std::get<1>(v_));
     return std::get<0>(v_);
   }
   T&& value() && {
-    CHECK(ok()) << "Result::value() on an error: " << std::get<1>(v_).describe();
+    if (!ok()) result_misuse("Result::value() on an error", &std::get<1>(v_));
     return std::get<0>(std::move(v_));
   }
   T& operator*() & { return value(); }
@@ -38,11 +40,11 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &value(); }
 
   const ApiError& error() const& {
-    CHECK(!ok()) << "Result::error() on a value";
+    if (ok()) result_misuse("Result::error() on a value", nullptr);
     return std::get<1>(v_);
   }
   ApiError&& error() && {
-    CHECK(!ok()) << "Result::error() on a value";
+    if (ok()) result_misuse("Result::error() on a value", nullptr);
     return std::get<1>(std::move(v_));
   }
 
