@@ -72,8 +72,9 @@ RestConfig load_in_cluster_config(const EnvLookup& env, const std::string& root)
                         " is not a valid host");
     }
   }
-  if (port.size() > 5 || !std::all_of(port.begin(), port.end(), ::isdigit) || std::stoi(port) < 1 ||
-      std::stoi(port) > 65535) {
+  if (port.size() > 5 ||
+      !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      std::stoi(port) < 1 || std::stoi(port) > 65535) {
     throw ConfigError("in-cluster config: KUBERNETES_SERVICE_PORT " + port +
                       " is not a valid port");
   }

@@ -133,7 +133,9 @@ bool file_exists(const std::string& path) {
 // ---- Server URL. ----
 
 bool valid_port(const std::string& p) {
-  if (p.empty() || p.size() > 5 || !std::all_of(p.begin(), p.end(), ::isdigit)) return false;
+  if (p.empty() || p.size() > 5 ||
+      !std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return false;
   const int n = std::stoi(p);
   return n >= 1 && n <= 65535;
 }
@@ -161,7 +163,8 @@ void parse_server(const std::string& server, bool tls_configured, const std::str
   std::string scheme;
   if (const auto pos = rest.find("://"); pos != std::string::npos) {
     scheme = rest.substr(0, pos);
-    std::transform(scheme.begin(), scheme.end(), scheme.begin(), ::tolower);
+    std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     rest = rest.substr(pos + 3);
   } else {
     scheme = tls_configured ? "https" : "http";
