@@ -1,0 +1,337 @@
+#include "ctrl/health_server.h"
+
+#include <glog/logging.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "ctrl/bind_address.h"
+
+namespace ctrl {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using asio::awaitable;
+using asio::ip::tcp;
+
+namespace {
+
+constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+constexpr std::string_view kTextPlain = "text/plain; charset=utf-8";
+
+using Request = http::request<http::string_body>;
+using Response = http::response<http::string_body>;
+
+Response text_response(http::status status, std::string body,
+                       std::string_view content_type = kTextPlain) {
+  Response res{status, 11};
+  res.set(http::field::content_type, content_type);
+  // Go's healthz handler sets it too: the body is plain text, never to be sniffed as HTML.
+  res.set("X-Content-Type-Options", "nosniff");
+  res.body() = std::move(body);
+  return res;
+}
+
+std::string seconds_text(Clock::Duration d) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  return std::to_string(ms / 1000) + "." + std::to_string((ms % 1000) / 100) + "s";
+}
+
+void log_exception(std::exception_ptr e, const char* what) {
+  if (!e) return;
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    LOG(ERROR) << what << ": " << ex.what();
+  } catch (...) {
+    LOG(ERROR) << what << ": unknown exception";
+  }
+}
+
+}  // namespace
+
+struct HealthServer::Core {
+  Core(asio::any_io_executor e, Options o, const Clock& c, const MetricsRegistry* m)
+      : ex(std::move(e)), options(std::move(o)), clock(c), metrics(m), ticker(ex) {}
+
+  struct NamedCheck {
+    std::string name;
+    Check check;
+  };
+
+  asio::any_io_executor ex;
+  Options options;
+  const Clock& clock;
+  const MetricsRegistry* metrics;
+  std::vector<NamedCheck> healthz;
+  std::vector<NamedCheck> readyz;
+  std::optional<tcp::acceptor> acceptor;
+  asio::steady_timer ticker;
+  Clock::TimePoint heartbeat{};
+  std::set<beast::tcp_stream*> streams;
+  bool started = false;
+  bool stopped = false;
+
+  // Each coroutine holds the core, so the core outlives the HealthServer until they end.
+  static awaitable<void> tick(std::shared_ptr<Core> core);
+  static awaitable<void> accept_loop(std::shared_ptr<Core> core);
+  static awaitable<void> serve(std::shared_ptr<Core> core, tcp::socket socket);
+
+  // The built-in liveness check. A blocked loop cannot answer at all (the probe times out); a
+  // starved or repeatedly blocked one answers late, and then the heartbeat shows it.
+  std::optional<std::string> event_loop_failure() const {
+    const auto age = clock.now() - heartbeat;
+    if (age <= options.stall_threshold) return std::nullopt;
+    return "no event loop heartbeat for " + seconds_text(age);
+  }
+
+  // Runs the checks (all, or the one named by `only`) in controller-runtime's format: "ok", or
+  // one "[-]name failed" line per failure. Empty optional: no check has that name.
+  std::optional<Response> run_checks(std::string_view kind, const std::vector<NamedCheck>& checks,
+                                     bool with_event_loop, std::string_view only,
+                                     http::status fail_status) const {
+    std::string failures;
+    bool found = only.empty();
+    if (with_event_loop && (only.empty() || only == "event-loop")) {
+      found = true;
+      if (auto why = event_loop_failure()) failures += "[-]event-loop failed: " + *why + "\n";
+    }
+    for (const auto& c : checks) {
+      if (!only.empty() && c.name != only) continue;
+      found = true;
+      bool ok = false;
+      try {
+        ok = c.check();
+      } catch (const std::exception& e) {
+        LOG(WARNING) << kind << " check " << c.name << " threw: " << e.what();
+      } catch (...) {
+        LOG(WARNING) << kind << " check " << c.name << " threw";
+      }
+      if (!ok) failures += "[-]" + c.name + " failed\n";
+    }
+    if (!found) return std::nullopt;
+    if (failures.empty()) return text_response(http::status::ok, "ok");
+    VLOG(1) << kind << " failing: " << failures;
+    return text_response(fail_status, failures + std::string(kind) + " check failed\n");
+  }
+
+  Response handle(const Request& req) const {
+    if (req.method() != http::verb::get && req.method() != http::verb::head) {
+      auto res = text_response(http::status::method_not_allowed, "method not allowed\n");
+      res.set(http::field::allow, "GET, HEAD");
+      return res;
+    }
+    std::string_view path = req.target();
+    if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
+    if (path.ends_with('/') && path.size() > 1) path.remove_suffix(1);
+
+    auto probe = [&](std::string_view prefix, std::string_view& only) {
+      if (path == prefix) return true;
+      if (path.size() > prefix.size() + 1 && path.starts_with(prefix) &&
+          path[prefix.size()] == '/') {
+        only = path.substr(prefix.size() + 1);
+        return only.find('/') == std::string_view::npos;
+      }
+      return false;
+    };
+    std::string_view only;
+    std::optional<Response> res;
+    if (probe("/healthz", only)) {
+      res = run_checks("healthz", healthz, true, only, http::status::internal_server_error);
+    } else if (probe("/readyz", only)) {
+      res = run_checks("readyz", readyz, false, only, http::status::service_unavailable);
+    } else if (path == "/metrics" && metrics != nullptr) {
+      res = text_response(http::status::ok, metrics->render(), MetricsRegistry::kContentType);
+    }
+    if (!res) res = text_response(http::status::not_found, "404 page not found\n");
+    return std::move(*res);
+  }
+};
+
+HealthServer::HealthServer(asio::any_io_executor ex, Options options, const Clock& clock,
+                           const MetricsRegistry* metrics)
+    : core_(std::make_shared<Core>(std::move(ex), std::move(options), clock, metrics)) {
+  CHECK(core_->options.heartbeat_interval.count() > 0);
+}
+
+HealthServer::~HealthServer() {
+  stop();
+}
+
+void HealthServer::add_healthz_check(std::string name, Check check) {
+  CHECK(check) << "healthz check " << name << " is empty";
+  core_->healthz.push_back({std::move(name), std::move(check)});
+}
+
+void HealthServer::add_readyz_check(std::string name, Check check) {
+  CHECK(check) << "readyz check " << name << " is empty";
+  core_->readyz.push_back({std::move(name), std::move(check)});
+}
+
+void HealthServer::start() {
+  CHECK(!core_->started) << "HealthServer::start() is called once";
+  core_->started = true;
+  const auto endpoint = parse_bind_address(core_->options.bind_address);
+  if (!endpoint) {
+    LOG(INFO) << "health/metrics server disabled (bind address \"0\")";
+    return;
+  }
+  tcp::acceptor acceptor(core_->ex);
+  boost::system::error_code ec;
+  acceptor.open(endpoint->protocol(), ec);
+  tcp::endpoint bind_to = *endpoint;
+  if (!ec && endpoint->address().is_v6() && endpoint->address().is_unspecified()) {
+    acceptor.set_option(asio::ip::v6_only(false), ec);  // ":port" means IPv4 too, as in Go
+  }
+  if (ec && endpoint->address().is_v6() && endpoint->address().is_unspecified()) {
+    // No IPv6 on this host: every IPv4 interface instead.
+    acceptor = tcp::acceptor(core_->ex);
+    bind_to = tcp::endpoint(asio::ip::address_v4::any(), endpoint->port());
+    acceptor.open(bind_to.protocol());
+  } else if (ec) {
+    throw boost::system::system_error(ec, "opening a socket for " + core_->options.bind_address);
+  }
+  acceptor.set_option(asio::socket_base::reuse_address(true));
+  acceptor.bind(bind_to, ec);
+  if (ec) throw boost::system::system_error(ec, "binding " + core_->options.bind_address);
+  acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) throw boost::system::system_error(ec, "listening on " + core_->options.bind_address);
+  core_->acceptor.emplace(std::move(acceptor));
+  core_->heartbeat = core_->clock.now();
+  LOG(INFO) << "serving /healthz, /readyz" << (core_->metrics ? ", /metrics" : "") << " on "
+            << core_->acceptor->local_endpoint();
+
+  asio::co_spawn(core_->ex, Core::tick(core_),
+                 [](std::exception_ptr e) { log_exception(e, "health server heartbeat"); });
+  asio::co_spawn(core_->ex, Core::accept_loop(core_),
+                 [](std::exception_ptr e) { log_exception(e, "health server accept loop"); });
+}
+
+void HealthServer::stop() {
+  auto& core = *core_;
+  if (core.stopped) return;
+  core.stopped = true;
+  boost::system::error_code ec;
+  core.ticker.cancel();
+  if (core.acceptor) core.acceptor->close(ec);
+  // Each connection's coroutine wakes with an error and removes itself.
+  for (auto* stream : core.streams) {
+    stream->socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream->socket().close(ec);
+  }
+}
+
+bool HealthServer::enabled() const {
+  return core_->acceptor.has_value();
+}
+
+unsigned short HealthServer::port() const {
+  if (!core_->acceptor || !core_->acceptor->is_open()) return 0;
+  boost::system::error_code ec;
+  const auto ep = core_->acceptor->local_endpoint(ec);
+  return ec ? 0 : ep.port();
+}
+
+std::size_t HealthServer::open_connections() const {
+  return core_->streams.size();
+}
+
+Clock::TimePoint HealthServer::last_heartbeat() const {
+  return core_->heartbeat;
+}
+
+awaitable<void> HealthServer::Core::tick(std::shared_ptr<Core> core) {
+  while (!core->stopped) {
+    core->heartbeat = core->clock.now();
+    core->ticker.expires_after(core->options.heartbeat_interval);
+    co_await core->ticker.async_wait(kAwait);
+  }
+}
+
+awaitable<void> HealthServer::Core::accept_loop(std::shared_ptr<Core> core) {
+  asio::steady_timer pause(core->ex);
+  while (!core->stopped) {
+    auto [ec, socket] = co_await core->acceptor->async_accept(kAwait);
+    if (core->stopped) break;
+    if (ec) {
+      // Out of descriptors and the like: pause instead of spinning on the error.
+      LOG(WARNING) << "health server accept failed: " << ec.message();
+      pause.expires_after(std::chrono::milliseconds(100));
+      co_await pause.async_wait(kAwait);
+      continue;
+    }
+    if (core->streams.size() >= core->options.max_connections) {
+      VLOG(1) << "health server at " << core->options.max_connections
+              << " connections; refusing one";
+      boost::system::error_code ignored;
+      socket.close(ignored);
+      continue;
+    }
+    asio::co_spawn(core->ex, serve(core, std::move(socket)),
+                   [](std::exception_ptr e) { log_exception(e, "health server connection"); });
+  }
+}
+
+awaitable<void> HealthServer::Core::serve(std::shared_ptr<Core> core, tcp::socket socket) {
+  const auto& options = core->options;
+  beast::tcp_stream stream(std::move(socket));
+  core->streams.insert(&stream);
+  // The buffer never grows past a maximal request, so a client cannot make us buffer more.
+  beast::flat_buffer buffer(options.max_header_bytes + options.max_body_bytes);
+  while (!core->stopped) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(options.max_header_bytes));
+    parser.body_limit(options.max_body_bytes);
+    stream.expires_after(options.read_timeout);
+    auto [ec, n] = co_await http::async_read(stream, buffer, parser, kAwait);
+    if (core->stopped) break;
+    std::optional<Response> res;
+    bool keep_alive = false;
+    if (!ec) {
+      const auto& req = parser.get();
+      res = core->handle(req);
+      keep_alive = req.keep_alive();
+      if (req.method() == http::verb::head) {
+        res->prepare_payload();
+        const auto length = res->body().size();
+        res->body().clear();
+        res->content_length(length);
+      }
+    } else if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
+      res = text_response(http::status::request_header_fields_too_large, "request too large\n");
+    } else if (ec == http::error::body_limit) {
+      res = text_response(http::status::payload_too_large, "request too large\n");
+    } else if (ec != http::error::end_of_stream && ec != beast::error::timeout &&
+               ec != asio::error::operation_aborted && ec != asio::error::connection_reset &&
+               ec != asio::error::eof && n > 0) {
+      res = text_response(http::status::bad_request, "bad request\n");
+    }
+    if (!res) break;  // closed, timed out, or nothing parseable: just close
+    res->keep_alive(keep_alive);
+    if (res->body().size() > 0 || !res->has_content_length()) res->prepare_payload();
+    stream.expires_after(options.write_timeout);
+    auto [wec, written] = co_await http::async_write(stream, *res, kAwait);
+    (void)written;
+    if (wec || !keep_alive) break;
+  }
+  boost::system::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream.socket().close(ignored);
+  core->streams.erase(&stream);
+}
+
+}  // namespace ctrl
