@@ -1,0 +1,230 @@
+#include "ctrl/controller.h"
+
+#include <glog/logging.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <exception>
+
+#include "ctrl/histogram.h"
+#include "ctrl/object_meta.h"
+
+namespace ctrl {
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr auto kForever = asio::steady_timer::time_point::max();
+
+// The group of an apiVersion: "apps/v1" -> "apps", "v1" -> "".
+std::string_view group_of(std::string_view api_version) {
+  auto slash = api_version.find('/');
+  return slash == std::string_view::npos ? std::string_view{} : api_version.substr(0, slash);
+}
+
+const char* result_label(ReconcileResult::Kind kind) {
+  switch (kind) {
+    case ReconcileResult::Kind::done:
+      return "success";
+    case ReconcileResult::Kind::requeue_after:
+      return "requeue_after";
+    case ReconcileResult::Kind::error:
+    case ReconcileResult::Kind::terminal:
+      return "error";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+Controller::Controller(asio::any_io_executor ex, Options options, Reconciler& reconciler,
+                       MetricsRegistry& metrics, const Clock& clock, Random& random)
+    : ex_(ex),
+      options_(std::move(options)),
+      reconciler_(reconciler),
+      metrics_(metrics),
+      clock_(clock),
+      random_(random),
+      queue_(std::make_unique<WorkQueue>(options_.name, clock,
+                                         default_controller_rate_limiter(clock), metrics)),
+      wake_(ex, kForever),
+      delay_(ex, kForever),
+      active_workers_gauge_(metrics.gauge("controller_runtime_active_workers",
+                                          "Number of currently used workers per controller",
+                                          {{"controller", options_.name}})),
+      reconcile_time_(metrics.histogram("controller_runtime_reconcile_time_seconds",
+                                        "Length of time per reconciliation per controller",
+                                        reconcile_time_buckets(), {{"controller", options_.name}})),
+      errors_(metrics.counter("controller_runtime_reconcile_errors_total",
+                              "Total number of reconciliation errors per controller",
+                              {{"controller", options_.name}})),
+      terminal_errors_(
+          metrics.counter("controller_runtime_terminal_reconcile_errors_total",
+                          "Total number of terminal reconciliation errors per controller",
+                          {{"controller", options_.name}})),
+      panics_(metrics.counter("controller_runtime_reconcile_panics_total",
+                              "Total number of reconciliation panics per controller",
+                              {{"controller", options_.name}})) {
+  CHECK_GT(options_.max_concurrent_reconciles, 0);
+  metrics
+      .gauge("controller_runtime_max_concurrent_reconciles",
+             "Maximum number of concurrent reconciles per controller",
+             {{"controller", options_.name}})
+      .set(options_.max_concurrent_reconciles);
+  // Pre-create the result series so dashboards see zeros before the first reconcile.
+  for (const char* result : {"success", "error", "requeue", "requeue_after"}) {
+    metrics.counter("controller_runtime_reconcile_total",
+                    "Total number of reconciliations per controller",
+                    {{"controller", options_.name}, {"result", result}});
+  }
+  queue_->set_notify([this] { wake(); });
+}
+
+Controller::~Controller() {
+  queue_->set_notify(nullptr);
+}
+
+void Controller::wake() {
+  wake_.cancel();
+  delay_.cancel();
+}
+
+Informer::Handler Controller::enqueue_self() {
+  return [this](const StoreChange& change) {
+    const auto& object = change.new_object ? change.new_object : change.old_object;
+    if (object) queue_->add(object_key(*object));
+  };
+}
+
+Informer::Handler Controller::enqueue_controller_owner(std::string owner_group,
+                                                       std::string owner_kind) {
+  return [this, owner_group = std::move(owner_group),
+          owner_kind = std::move(owner_kind)](const StoreChange& change) {
+    // Both old and new: an object whose owner changed concerns both owners.
+    for (const auto* object : {&change.old_object, &change.new_object}) {
+      if (!*object) continue;
+      auto owner = controller_owner(**object);
+      if (!owner || owner->kind != owner_kind || group_of(owner->api_version) != owner_group) {
+        continue;
+      }
+      queue_->add(object_key(meta_namespace(**object), owner->name));
+    }
+  };
+}
+
+asio::awaitable<void> Controller::run() {
+  LOG(INFO) << "controller=" << options_.name
+            << " starting workers count=" << options_.max_concurrent_reconciles;
+  int running = options_.max_concurrent_reconciles + 1;
+  asio::steady_timer finished(ex_, kForever);
+  auto on_exit = [&](std::exception_ptr e) {
+    if (e) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        LOG(ERROR) << "controller=" << options_.name << " worker failed: " << ex.what();
+      }
+    }
+    if (--running == 0) finished.cancel();
+  };
+  for (int i = 0; i < options_.max_concurrent_reconciles; ++i) {
+    asio::co_spawn(ex_, worker(), on_exit);
+  }
+  asio::co_spawn(ex_, delayed_adds(), on_exit);
+  co_await finished.async_wait(asio::as_tuple(asio::use_awaitable));
+  LOG(INFO) << "controller=" << options_.name << " all workers finished";
+}
+
+void Controller::shut_down() {
+  stopping_ = true;
+  queue_->shut_down_with_drain();
+  wake();
+}
+
+asio::awaitable<void> Controller::delayed_adds() {
+  while (!stopping_) {
+    auto next = queue_->next_ready_time();
+    delay_.expires_at(next ? *next : kForever);
+    co_await delay_.async_wait(asio::as_tuple(asio::use_awaitable));
+    queue_->advance();
+  }
+}
+
+asio::awaitable<void> Controller::worker() {
+  while (!stopping_) {
+    auto key = queue_->get();
+    if (!key) {
+      co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
+      continue;
+    }
+    co_await process(std::move(*key));
+  }
+}
+
+std::string Controller::new_reconcile_id() {
+  // A random (version 4) UUID, as controller-runtime's reconcileID.
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id(36, '-');
+  for (int i = 0; i < 36; ++i) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) continue;
+    id[i] = kHex[random_.int_between(0, 15)];
+  }
+  id[14] = '4';
+  id[19] = kHex[8 + random_.int_between(0, 3)];
+  return id;
+}
+
+asio::awaitable<void> Controller::process(std::string key) {
+  Request request = Request::from_key(key);
+  ReconcileContext context;
+  context.controller = options_.name;
+  context.reconcile_id = new_reconcile_id();
+  context.log_prefix = "controller=" + options_.name + " namespace=" + request.ns +
+                       " name=" + request.name + " reconcileID=" + context.reconcile_id;
+
+  active_workers_gauge_.set(++active_workers_);
+  auto start = clock_.now();
+  ReconcileResult result;
+  try {
+    result = co_await reconciler_.reconcile(request, context);
+  } catch (const std::exception& e) {
+    panics_.inc();
+    result = ReconcileResult::error(std::string("reconcile threw: ") + e.what());
+  } catch (...) {
+    panics_.inc();
+    result = ReconcileResult::error("reconcile threw a non-standard exception");
+  }
+  active_workers_gauge_.set(--active_workers_);
+  reconcile_time_.observe(std::chrono::duration<double>(clock_.now() - start).count());
+  metrics_
+      .counter("controller_runtime_reconcile_total",
+               "Total number of reconciliations per controller",
+               {{"controller", options_.name}, {"result", result_label(result.kind)}})
+      .inc();
+
+  switch (result.kind) {
+    case ReconcileResult::Kind::error:
+      errors_.inc();
+      LOG(ERROR) << context.log_prefix << " Reconciler error: " << result.message;
+      queue_->add_rate_limited(key);
+      break;
+    case ReconcileResult::Kind::terminal:
+      errors_.inc();
+      terminal_errors_.inc();
+      LOG(ERROR) << context.log_prefix
+                 << " Reconciler error (terminal, not retried): " << result.message;
+      queue_->forget(key);
+      break;
+    case ReconcileResult::Kind::requeue_after:
+      queue_->forget(key);
+      queue_->add_after(key, result.after);
+      break;
+    case ReconcileResult::Kind::done:
+      queue_->forget(key);
+      break;
+  }
+  queue_->done(key);
+}
+
+}  // namespace ctrl

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <string>
+
+#include "ctrl/clock.h"
+#include "ctrl/informer.h"
+#include "ctrl/metrics_registry.h"
+#include "ctrl/reconciler.h"
+#include "ctrl/work_queue.h"
+
+namespace ctrl {
+
+// A work queue and N reconcile coroutines (controller-runtime's controller). Keys come from
+// informer handlers; one key is never reconciled twice at once (the queue's dirty/processing
+// sets), and each outcome is applied with the Result contract of reconciler.h.
+class Controller {
+ public:
+  struct Options {
+    Options() = default;
+    std::string name;
+    int max_concurrent_reconciles = 4;
+  };
+
+  Controller(boost::asio::any_io_executor ex, Options options, Reconciler& reconciler,
+             MetricsRegistry& metrics, const Clock& clock, Random& random);
+  ~Controller();
+
+  WorkQueue& queue() { return *queue_; }
+  const std::string& name() const { return options_.name; }
+
+  // Informer handlers, like controller-runtime's For() and Owns(): the object's own key, or the
+  // key of its controller owner when that owner is of the given group and kind (same namespace).
+  Informer::Handler enqueue_self();
+  Informer::Handler enqueue_controller_owner(std::string owner_group, std::string owner_kind);
+
+  // Runs the workers and the delayed-add timer until shut_down() and the queue is drained.
+  boost::asio::awaitable<void> run();
+  // Stops taking new keys; in-flight reconciles finish (run() returns after them).
+  void shut_down();
+
+ private:
+  boost::asio::awaitable<void> worker();
+  boost::asio::awaitable<void> delayed_adds();
+  boost::asio::awaitable<void> process(std::string key);
+  std::string new_reconcile_id();
+  void wake();
+
+  boost::asio::any_io_executor ex_;
+  Options options_;
+  Reconciler& reconciler_;
+  MetricsRegistry& metrics_;
+  const Clock& clock_;
+  Random& random_;
+  std::unique_ptr<WorkQueue> queue_;
+  boost::asio::steady_timer wake_;   // workers wait on it; cancel() wakes them all
+  boost::asio::steady_timer delay_;  // fires at the queue's next delayed add
+  int active_workers_ = 0;
+  bool stopping_ = false;
+
+  Gauge& active_workers_gauge_;
+  Histogram& reconcile_time_;
+  Counter& errors_;
+  Counter& terminal_errors_;
+  Counter& panics_;
+};
+
+}  // namespace ctrl

@@ -1,0 +1,187 @@
+#include "ctrl/informer.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <utility>
+
+#include "ctrl/object_meta.h"
+
+namespace ctrl {
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+
+// List items carry no apiVersion/kind on the wire; put them back from the list's own
+// ("DeploymentList" -> "Deployment") so cached objects look like the ones a watch delivers.
+std::vector<ObjectPtr> split_items(rapidjson::Document& list) {
+  std::vector<ObjectPtr> items;
+  if (!list.IsObject()) return items;
+  auto it = list.FindMember("items");
+  if (it == list.MemberEnd() || !it->value.IsArray()) return items;
+  std::string kind;
+  std::string api_version;
+  if (auto k = list.FindMember("kind"); k != list.MemberEnd() && k->value.IsString()) {
+    kind = k->value.GetString();
+    if (kind.size() > 4 && kind.ends_with("List")) kind.resize(kind.size() - 4);
+  }
+  if (auto v = list.FindMember("apiVersion"); v != list.MemberEnd() && v->value.IsString()) {
+    api_version = v->value.GetString();
+  }
+  items.reserve(it->value.Size());
+  for (auto& item : it->value.GetArray()) {
+    if (!item.IsObject()) continue;
+    auto doc = std::make_shared<rapidjson::Document>();
+    doc->CopyFrom(item, doc->GetAllocator());
+    strip_managed_fields(*doc);
+    if (!doc->HasMember("kind") && !kind.empty()) {
+      doc->AddMember("kind", rapidjson::Value(kind, doc->GetAllocator()), doc->GetAllocator());
+    }
+    if (!doc->HasMember("apiVersion") && !api_version.empty()) {
+      doc->AddMember("apiVersion", rapidjson::Value(api_version, doc->GetAllocator()),
+                     doc->GetAllocator());
+    }
+    items.push_back(std::move(doc));
+  }
+  return items;
+}
+
+std::string list_string(const rapidjson::Document& list, const char* field) {
+  return std::string(meta_string(list, field));
+}
+
+}  // namespace
+
+Informer::Informer(asio::any_io_executor ex, std::shared_ptr<kube::RestClient> client,
+                   Options options, const Clock& clock, Random& random)
+    : ex_(std::move(ex)),
+      client_(std::move(client)),
+      options_(std::move(options)),
+      clock_(clock),
+      random_(random),
+      backoff_(clock, random),
+      name_(options_.collection.api_version() + " " + options_.collection.resource) {}
+
+void Informer::apply(std::vector<informer::StoreOp> ops) {
+  for (auto& op : ops) {
+    for (const auto& change : store_.apply(std::move(op))) {
+      for (const auto& handler : handlers_) handler(change);
+    }
+  }
+}
+
+asio::awaitable<void> Informer::run() {
+  auto result = informer::step(std::move(state_), informer::Start{});
+  while (true) {
+    bool was_synced = state_.synced;
+    state_ = std::move(result.state);
+    apply(std::move(result.ops));
+    if (!was_synced && state_.synced) {
+      LOG(INFO) << "informer=\"" << name_ << "\" synced objects=" << store_.size();
+    }
+    if (stopping_) break;
+    auto input = co_await std::visit(
+        Overloaded{
+            [&](informer::DoList& a) { return list_page(std::move(a.continue_token)); },
+            [&](informer::DoWatch& a) { return open_watch(std::move(a.resource_version)); },
+            [&](informer::KeepReading&) { return read_event(); },
+            [&](informer::DoBackoff& a) { return back_off(std::move(a)); },
+        },
+        result.next);
+    if (stopping_) break;
+    result = informer::step(std::move(state_), std::move(input));
+  }
+  watch_.reset();
+}
+
+void Informer::stop() {
+  stopping_ = true;
+  if (watch_) watch_->cancel();
+  if (timer_) timer_->cancel();
+}
+
+asio::awaitable<informer::Input> Informer::list_page(std::string continue_token) {
+  kube::ListOptions options;
+  options.label_selector = options_.label_selector;
+  options.field_selector = options_.field_selector;
+  options.limit = options_.page_size;
+  options.continue_token = std::move(continue_token);
+  auto response = co_await client_->list(options_.collection, options);
+  if (!response) {
+    LOG(WARNING) << "informer=\"" << name_ << "\" list failed: " << response.error().describe();
+    co_return informer::ListFailed{std::move(response).error()};
+  }
+  auto& list = *response->body;
+  informer::ListPage page;
+  page.items = split_items(list);
+  page.continue_token = list_string(list, "continue");
+  page.resource_version = list_string(list, "resourceVersion");
+  co_return page;
+}
+
+asio::awaitable<informer::Input> Informer::open_watch(std::string resource_version) {
+  kube::WatchOptions options;
+  options.resource_version = std::move(resource_version);
+  options.timeout_seconds = static_cast<int>(
+      random_.int_between(options_.min_watch_timeout.count(), options_.max_watch_timeout.count()));
+  options.allow_watch_bookmarks = true;
+  options.label_selector = options_.label_selector;
+  options.field_selector = options_.field_selector;
+  auto stream =
+      co_await kube::WatchStream::open(client_->transport(), options_.collection, options);
+  if (!stream) {
+    LOG(WARNING) << "informer=\"" << name_ << "\" watch failed: " << stream.error().describe();
+    co_return informer::WatchFailed{std::move(stream).error()};
+  }
+  watch_ = std::move(stream).value();
+  watch_opened_ = clock_.now();
+  co_return informer::WatchOpened{};
+}
+
+asio::awaitable<informer::Input> Informer::read_event() {
+  CHECK(watch_) << "informer: read without a watch";
+  auto event = co_await watch_->next();
+  if (!event) {
+    if (!stopping_) {
+      LOG(WARNING) << "informer=\"" << name_ << "\" watch ended: " << event.error().describe();
+    }
+    watch_.reset();
+    co_return informer::WatchFailed{std::move(event).error()};
+  }
+  if (!*event) {
+    auto elapsed =
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - watch_opened_);
+    informer::WatchEnded ended;
+    ended.elapsed = elapsed;
+    ended.events = watch_->events();
+    VLOG(1) << "informer=\"" << name_ << "\" watch closed by the server after " << elapsed.count()
+            << " ms, events=" << ended.events;
+    watch_.reset();
+    co_return ended;
+  }
+  auto ev = std::move(**event);
+  if (ev.object) strip_managed_fields(*ev.object);
+  co_return informer::Event{std::move(ev)};
+}
+
+asio::awaitable<informer::Input> Informer::back_off(informer::DoBackoff what) {
+  auto delay = backoff_.next();
+  if (what.at_least) delay = std::max<Clock::Duration>(delay, *what.at_least);
+  LOG(WARNING) << "informer=\"" << name_ << "\" retrying in "
+               << std::chrono::duration_cast<std::chrono::milliseconds>(delay).count()
+               << " ms after: " << what.why;
+  timer_ = std::make_unique<asio::steady_timer>(ex_, delay);
+  co_await timer_->async_wait(asio::as_tuple(asio::use_awaitable));
+  timer_.reset();
+  co_return informer::BackoffDone{};
+}
+
+}  // namespace ctrl

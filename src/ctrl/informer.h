@@ -1,0 +1,79 @@
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ctrl/clock.h"
+#include "ctrl/informer_state.h"
+#include "ctrl/object_store.h"
+#include "ctrl/rate_limiter.h"
+#include "kube/resource_path.h"
+#include "kube/rest_client.h"
+#include "kube/watch_stream.h"
+
+namespace ctrl {
+
+// Keeps an ObjectStore in step with one resource on the API server: the I/O half of the
+// list+watch state machine in informer_state.h. Handlers see every change after the store
+// applied it; they only enqueue keys (never block, never call the API).
+class Informer {
+ public:
+  struct Options {
+    Options() = default;  // not an aggregate: GCC 12 co_await temporaries (see kube/list_options.h)
+
+    kube::ResourcePath collection;  // with a namespace to watch one namespace only
+    std::string label_selector;
+    std::string field_selector;
+    std::int64_t page_size = 500;
+    // Each watch asks the server to end it after a random time in this range, so watches of many
+    // clients do not all restart at once (client-go's reflector: 5..10 min).
+    std::chrono::seconds min_watch_timeout{300};
+    std::chrono::seconds max_watch_timeout{600};
+  };
+  using Handler = std::function<void(const StoreChange&)>;
+
+  Informer(boost::asio::any_io_executor ex, std::shared_ptr<kube::RestClient> client,
+           Options options, const Clock& clock, Random& random);
+
+  void add_handler(Handler handler) { handlers_.push_back(std::move(handler)); }
+  const ObjectStore& store() const { return store_; }
+  bool has_synced() const { return store_.has_synced(); }
+  // "apps/v1 deployments" for logs.
+  const std::string& name() const { return name_; }
+
+  // Lists and watches until stop(). Never throws on API or network failures: it backs off and
+  // tries again.
+  boost::asio::awaitable<void> run();
+  // Ends run() promptly: cancels the pending watch read or backoff wait.
+  void stop();
+
+ private:
+  boost::asio::awaitable<informer::Input> list_page(std::string continue_token);
+  boost::asio::awaitable<informer::Input> open_watch(std::string resource_version);
+  boost::asio::awaitable<informer::Input> read_event();
+  boost::asio::awaitable<informer::Input> back_off(informer::DoBackoff what);
+  void apply(std::vector<informer::StoreOp> ops);
+
+  boost::asio::any_io_executor ex_;
+  std::shared_ptr<kube::RestClient> client_;
+  Options options_;
+  const Clock& clock_;
+  Random& random_;
+  Backoff backoff_;
+  std::string name_;
+  ObjectStore store_;
+  std::vector<Handler> handlers_;
+  informer::State state_;
+  std::unique_ptr<kube::WatchStream> watch_;
+  Clock::TimePoint watch_opened_{};
+  std::unique_ptr<boost::asio::steady_timer> timer_;
+  bool stopping_ = false;
+};
+
+}  // namespace ctrl

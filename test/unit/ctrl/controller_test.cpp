@@ -1,0 +1,193 @@
+#include "ctrl/controller.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <catch2/catch.hpp>
+#include <functional>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+using namespace ctrl;
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Scripted reconciler: per key, a list of outcomes to return in turn (then done). Each reconcile
+// awaits a short timer so concurrent workers really overlap.
+class ScriptedReconciler : public Reconciler {
+ public:
+  explicit ScriptedReconciler(asio::io_context& io)
+      : gate(io, asio::steady_timer::time_point::max()), io_(io) {}
+
+  std::map<std::string, std::vector<std::function<ReconcileResult()>>> script;
+  std::map<std::string, int> calls;
+  std::map<std::string, int> in_flight;
+  int max_in_flight_same_key = 0;
+  std::vector<std::string> ids;
+  // Reconciles of a held key wait until gate.cancel(), so a test can act while one is in flight.
+  std::set<std::string> held;
+  asio::steady_timer gate;
+
+  asio::awaitable<ReconcileResult> reconcile(Request request,
+                                             const ReconcileContext& context) override {
+    auto key = request.key();
+    ids.push_back(context.reconcile_id);
+    CHECK(context.log_prefix.find("namespace=" + request.ns + " name=" + request.name) !=
+          std::string::npos);
+    max_in_flight_same_key = std::max(max_in_flight_same_key, ++in_flight[key]);
+    if (held.count(key)) {
+      co_await gate.async_wait(asio::as_tuple(asio::use_awaitable));
+    } else {
+      asio::steady_timer t(io_, 2ms);
+      co_await t.async_wait(asio::use_awaitable);
+    }
+    --in_flight[key];
+    int n = calls[key]++;
+    auto& steps = script[key];
+    if (n < static_cast<int>(steps.size())) co_return steps[n]();
+    co_return ReconcileResult::done();
+  }
+
+ private:
+  asio::io_context& io_;
+};
+
+// Runs the loop until `done()` or the deadline; returns whether `done()` became true.
+bool run_until(asio::io_context& io, const std::function<bool()>& done,
+               std::chrono::milliseconds deadline = 5s) {
+  auto end = std::chrono::steady_clock::now() + deadline;
+  while (!done() && std::chrono::steady_clock::now() < end) io.run_for(5ms);
+  return done();
+}
+
+struct Fixture {
+  asio::io_context io;
+  RealClock clock;
+  SeededRandom random{42};
+  MetricsRegistry metrics;
+  ScriptedReconciler reconciler{io};
+  std::unique_ptr<Controller> controller;
+  bool finished = false;
+
+  Fixture() {
+    Controller::Options options;
+    options.name = "test";
+    options.max_concurrent_reconciles = 3;
+    controller = std::make_unique<Controller>(io.get_executor(), options, reconciler, metrics,
+                                              clock, random);
+    asio::co_spawn(io, controller->run(), [this](std::exception_ptr) { finished = true; });
+  }
+  ~Fixture() {
+    controller->shut_down();
+    run_until(io, [&] { return finished; });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("controller: reconciles each added key once", "[controller]") {
+  Fixture f;
+  for (auto key : {"ns/a", "ns/b", "ns/a", "ns/c"}) f.controller->queue().add(key);
+  REQUIRE(run_until(f.io, [&] {
+    return f.reconciler.calls["ns/a"] == 1 && f.reconciler.calls["ns/b"] == 1 &&
+           f.reconciler.calls["ns/c"] == 1 && f.controller->queue().processing() == 0;
+  }));
+  CHECK(f.reconciler.ids.size() == 3);
+  CHECK(f.reconciler.ids[0] != f.reconciler.ids[1]);
+  CHECK(f.reconciler.ids[0].size() == 36);
+  CHECK(f.metrics.render().find(
+            "controller_runtime_reconcile_total{controller=\"test\",result=\"success\"} 3") !=
+        std::string::npos);
+}
+
+TEST_CASE("controller: a key re-added while reconciling runs again after, never at once",
+          "[controller]") {
+  Fixture f;
+  f.reconciler.held.insert("ns/a");
+  f.controller->queue().add("ns/a");
+  // Add it again while the first reconcile is in flight.
+  REQUIRE(run_until(f.io, [&] { return f.reconciler.in_flight["ns/a"] == 1; }));
+  f.controller->queue().add("ns/a");
+  f.controller->queue().add("ns/a");
+  f.io.run_for(20ms);
+  CHECK(f.reconciler.calls["ns/a"] == 0);  // still the first one, no second in parallel
+  f.reconciler.held.clear();
+  f.reconciler.gate.cancel();
+  REQUIRE(run_until(f.io, [&] {
+    return f.reconciler.calls["ns/a"] == 2 && f.controller->queue().processing() == 0;
+  }));
+  CHECK(f.reconciler.max_in_flight_same_key == 1);
+}
+
+TEST_CASE("controller: errors retry with backoff, success forgets", "[controller]") {
+  Fixture f;
+  f.reconciler.script["ns/a"] = {[] { return ReconcileResult::error("boom"); },
+                                 [] { return ReconcileResult::error("boom again"); }};
+  f.controller->queue().add("ns/a");
+  REQUIRE(run_until(f.io, [&] {
+    return f.reconciler.calls["ns/a"] == 3 && f.controller->queue().processing() == 0;
+  }));
+  CHECK(f.controller->queue().num_requeues("ns/a") == 0);
+  auto text = f.metrics.render();
+  CHECK(text.find("controller_runtime_reconcile_errors_total{controller=\"test\"} 2") !=
+        std::string::npos);
+  CHECK(text.find("controller_runtime_reconcile_total{controller=\"test\",result=\"error\"} 2") !=
+        std::string::npos);
+}
+
+TEST_CASE("controller: terminal errors are not retried", "[controller]") {
+  Fixture f;
+  f.reconciler.script["ns/a"] = {[] { return ReconcileResult::terminal("bad spec"); }};
+  f.controller->queue().add("ns/a");
+  f.controller->queue().add_after("ns/marker", 60ms);
+  REQUIRE(run_until(f.io, [&] { return f.reconciler.calls["ns/marker"] == 1; }));
+  CHECK(f.reconciler.calls["ns/a"] == 1);
+  CHECK(f.metrics.render().find(
+            "controller_runtime_terminal_reconcile_errors_total{controller=\"test\"} 1") !=
+        std::string::npos);
+}
+
+TEST_CASE("controller: requeue_after brings the key back later", "[controller]") {
+  Fixture f;
+  f.reconciler.script["ns/a"] = {[] { return ReconcileResult::requeue(30ms); }};
+  auto start = std::chrono::steady_clock::now();
+  f.controller->queue().add("ns/a");
+  REQUIRE(run_until(f.io, [&] { return f.reconciler.calls["ns/a"] == 2; }));
+  CHECK(std::chrono::steady_clock::now() - start >= 30ms);
+}
+
+TEST_CASE("controller: an exception is caught, counted and retried", "[controller]") {
+  Fixture f;
+  f.reconciler.script["ns/a"] = {[]() -> ReconcileResult { throw std::runtime_error("oops"); }};
+  f.controller->queue().add("ns/a");
+  REQUIRE(run_until(f.io, [&] {
+    return f.reconciler.calls["ns/a"] == 2 && f.controller->queue().processing() == 0;
+  }));
+  CHECK(
+      f.metrics.render().find("controller_runtime_reconcile_panics_total{controller=\"test\"} 1") !=
+      std::string::npos);
+}
+
+TEST_CASE("controller: owner handler maps children to their controller owner", "[controller]") {
+  Fixture f;
+  auto handler = f.controller->enqueue_controller_owner("app.example.com", "AppService");
+  auto child = std::make_shared<rapidjson::Document>();
+  child->Parse(R"({"metadata":{"namespace":"ns","name":"web-x","resourceVersion":"1",
+    "ownerReferences":[{"apiVersion":"app.example.com/v1","kind":"AppService","name":"web",
+    "uid":"u","controller":true}]}})");
+  auto stranger = std::make_shared<rapidjson::Document>();
+  stranger->Parse(R"({"metadata":{"namespace":"ns","name":"s","resourceVersion":"1",
+    "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs",
+    "uid":"u2","controller":true}]}})");
+  handler(StoreChange{StoreChange::Type::added, nullptr, child});
+  handler(StoreChange{StoreChange::Type::added, nullptr, stranger});
+  REQUIRE(run_until(f.io, [&] { return f.reconciler.calls["ns/web"] == 1; }));
+  CHECK(f.reconciler.calls.count("ns/rs") == 0);
+  CHECK(f.reconciler.calls.count("ns/s") == 0);
+}
