@@ -22,6 +22,17 @@ WatchDecodeError decode_error(WatchDecodeError::Kind kind, std::uint64_t line,
   return WatchDecodeError{kind, line, std::move(message)};
 }
 
+// Member lookup through const iterators only: RapidJSON 1.1 compares a MemberIterator with a
+// ConstMemberIterator ambiguously under C++20's reversed operators (clang errors on it).
+const rapidjson::Value* find_member(const rapidjson::Value& object, const char* name) {
+  const auto it = object.FindMember(name);
+  return it == object.MemberEnd() ? nullptr : &it->value;
+}
+
+rapidjson::Value* find_member(rapidjson::Value& object, const char* name) {
+  return const_cast<rapidjson::Value*>(find_member(std::as_const(object), name));
+}
+
 bool is_blank(std::string_view line) {
   return line.find_first_not_of(" \t\r") == std::string_view::npos;
 }
@@ -71,34 +82,34 @@ WatchDecoder::Item decode_event(std::string_view line, std::uint64_t number) {
   if (!doc->IsObject()) {
     return decode_error(Kind::invalid_event, number, "event is not a JSON object", line);
   }
-  const auto type_it = doc->FindMember("type");
-  if (type_it == doc->MemberEnd() || !type_it->value.IsString()) {
+  const rapidjson::Value* type_value = find_member(*doc, "type");
+  if (type_value == nullptr || !type_value->IsString()) {
     return decode_error(Kind::invalid_event, number, "event has no string \"type\"", line);
   }
-  const std::string_view type_name(type_it->value.GetString(), type_it->value.GetStringLength());
+  const std::string_view type_name(type_value->GetString(), type_value->GetStringLength());
   const auto type = watch_event_type_from_string(type_name);
   if (!type) {
     return decode_error(Kind::unknown_type, number,
                         "unknown event type \"" + one_line_excerpt(type_name, 64) + "\"", {});
   }
-  const auto object_it = doc->FindMember("object");
-  if (object_it == doc->MemberEnd() || !object_it->value.IsObject()) {
+  rapidjson::Value* object_value = find_member(*doc, "object");
+  if (object_value == nullptr || !object_value->IsObject()) {
     return decode_error(Kind::invalid_event, number,
                         "event " + std::string(to_string(*type)) + " has no \"object\"", line);
   }
   // Make "object" the document root without copying it: both values live in the document's pool
   // allocator, which frees everything at once, so the detached envelope needs no cleanup.
   rapidjson::Value object;
-  object.Swap(object_it->value);
+  object.Swap(*object_value);
   static_cast<rapidjson::Value&>(*doc).Swap(object);
 
   WatchEvent event;
   event.type = *type;
-  const auto metadata = doc->FindMember("metadata");
-  if (metadata != doc->MemberEnd() && metadata->value.IsObject()) {
-    const auto rv = metadata->value.FindMember("resourceVersion");
-    if (rv != metadata->value.MemberEnd() && rv->value.IsString()) {
-      event.resource_version.assign(rv->value.GetString(), rv->value.GetStringLength());
+  const rapidjson::Value* metadata = find_member(*doc, "metadata");
+  if (metadata != nullptr && metadata->IsObject()) {
+    const rapidjson::Value* rv = find_member(*metadata, "resourceVersion");
+    if (rv != nullptr && rv->IsString()) {
+      event.resource_version.assign(rv->GetString(), rv->GetStringLength());
     }
   }
   // A bookmark exists only to move the resourceVersion; without one, an informer would resume
