@@ -58,7 +58,7 @@ if [ -f test/fuzz/run.sh ]; then
   section "fuzz (${FUZZ_SECONDS:-30}s per target)"
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
     -DASOP_FUZZ=ON -DBUILD_TESTING=ON >/dev/null
-  cmake --build build-fuzz -j "$jobs" --target fuzz_targets
+  cmake --build build-fuzz -j "$jobs" --target fuzz
   if bash test/fuzz/run.sh "${FUZZ_SECONDS:-30}" build-fuzz; then
     passed=$(( passed + 1 ))
   else
