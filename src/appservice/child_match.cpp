@@ -1,0 +1,89 @@
+#include "appservice/child_match.h"
+
+#include <string_view>
+
+#include "appservice/quantity.h"
+
+namespace appservice {
+namespace {
+
+using rapidjson::Value;
+
+// How to compare strings below a key: quantities by value, everything else by text.
+enum class Mode { plain, quantity_map, quantity };
+
+std::string_view view(const Value& v) {
+  return {v.GetString(), v.GetStringLength()};
+}
+
+Mode child_mode(std::string_view key, Mode parent) {
+  if (parent == Mode::quantity_map) return Mode::quantity;
+  if (key == "limits" || key == "requests") return Mode::quantity_map;
+  if (key == "divisor") return Mode::quantity;
+  return Mode::plain;
+}
+
+bool subset(const Value& desired, const Value& actual, Mode mode) {
+  if (desired.IsObject()) {
+    if (!actual.IsObject()) return false;
+    for (const auto& m : desired.GetObject()) {
+      auto it = actual.FindMember(m.name);
+      if (it == actual.MemberEnd()) return false;
+      if (!subset(m.value, it->value, child_mode(view(m.name), mode))) return false;
+    }
+    return true;
+  }
+  if (desired.IsArray()) {
+    // Every desired item must be somewhere in the live list: other managers may add items, and
+    // items we no longer send are caught by the spec-hash annotation.
+    if (!actual.IsArray()) return false;
+    for (const Value& d : desired.GetArray()) {
+      bool found = false;
+      for (const Value& x : actual.GetArray()) {
+        if (subset(d, x, mode)) {
+          found = true;
+          break;
+        }
+      }
+      if (!found) return false;
+    }
+    return true;
+  }
+  if (desired.IsString()) {
+    if (mode == Mode::quantity && actual.IsString()) {
+      return quantities_equal(view(desired), view(actual));
+    }
+    return actual.IsString() && view(desired) == view(actual);
+  }
+  if (desired.IsNumber()) {
+    if (!actual.IsNumber()) return false;
+    if (desired.IsDouble() || actual.IsDouble()) return desired.GetDouble() == actual.GetDouble();
+    if (desired.IsInt64() && actual.IsInt64()) return desired.GetInt64() == actual.GetInt64();
+    return desired.IsUint64() && actual.IsUint64() && desired.GetUint64() == actual.GetUint64();
+  }
+  return desired == actual;  // bool, null
+}
+
+// metadata and spec only: apiVersion/kind are absent from list items, status is not ours.
+bool object_matches(const Value& desired, const Value& actual) {
+  if (!desired.IsObject() || !actual.IsObject()) return false;
+  for (const char* field : {"metadata", "spec"}) {
+    auto d = desired.FindMember(field);
+    if (d == desired.MemberEnd()) continue;
+    auto a = actual.FindMember(field);
+    if (a == actual.MemberEnd() || !subset(d->value, a->value, Mode::plain)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool deployment_matches(const rapidjson::Value& desired, const rapidjson::Value& actual) {
+  return object_matches(desired, actual);
+}
+
+bool service_matches(const rapidjson::Value& desired, const rapidjson::Value& actual) {
+  return object_matches(desired, actual);
+}
+
+}  // namespace appservice

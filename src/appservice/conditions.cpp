@@ -1,0 +1,238 @@
+#include "appservice/conditions.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "appservice/desired_state.h"
+
+namespace appservice {
+namespace {
+
+using rapidjson::Value;
+
+const Value* member(const Value* object, const char* name) {
+  if (!object || !object->IsObject()) return nullptr;
+  auto it = object->FindMember(name);
+  return it == object->MemberEnd() ? nullptr : &it->value;
+}
+
+std::int64_t integer(const Value* object, const char* name) {
+  const Value* v = member(object, name);
+  return v && v->IsInt64() ? v->GetInt64() : 0;
+}
+
+std::string text(const Value* object, const char* name) {
+  const Value* v = member(object, name);
+  return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
+}
+
+// The Deployment's condition of a type, or null.
+const Value* deployment_condition(const Value* deployment, std::string_view type) {
+  const Value* list = member(member(deployment, "status"), "conditions");
+  if (!list || !list->IsArray()) return nullptr;
+  for (const Value& c : list->GetArray()) {
+    if (text(&c, "type") == type) return &c;
+  }
+  return nullptr;
+}
+
+Condition make(std::string_view type, bool status, std::string reason, std::string message) {
+  Condition c;
+  c.type = type;
+  c.status = status ? "True" : "False";
+  c.reason = std::move(reason);
+  c.message = std::move(message);
+  return c;
+}
+
+std::string replicas_message(std::int64_t available, std::int32_t size) {
+  return std::to_string(available) + " of " + std::to_string(size) + " replicas available";
+}
+
+Condition available(const StatusInputs& in, const AppServiceStatus& s) {
+  const AppService& app = in.app;
+  if (!in.deployment) {
+    return make(kAvailable, false, "DeploymentNotFound",
+                "Deployment " + app.name + " does not exist yet");
+  }
+  if (needs_service(app) && !in.service) {
+    return make(kAvailable, false, "ServiceNotFound",
+                "Service " + app.name + " does not exist yet");
+  }
+  if (app.spec.size == 0) {
+    return make(kAvailable, true, "ScaledToZero", "size is 0: no replicas are wanted");
+  }
+  const Value* dep_available = deployment_condition(in.deployment, "Available");
+  bool ok = dep_available && text(dep_available, "status") == "True" &&
+            s.available_replicas >= app.spec.size;
+  return make(kAvailable, ok, ok ? "MinimumReplicasAvailable" : "DeploymentUnavailable",
+              replicas_message(s.available_replicas, app.spec.size));
+}
+
+Condition progressing(const StatusInputs& in, const AppServiceStatus& s) {
+  const AppService& app = in.app;
+  if (!in.deployment) {
+    return make(kProgressing, true, "DeploymentCreating",
+                "waiting for Deployment " + app.name + " to be created");
+  }
+  const Value* dep_progressing = deployment_condition(in.deployment, "Progressing");
+  if (dep_progressing && text(dep_progressing, "status") == "False") {
+    std::string reason = text(dep_progressing, "reason");
+    return make(kProgressing, false, reason.empty() ? "DeploymentStalled" : reason,
+                text(dep_progressing, "message"));
+  }
+  const Value* status = member(in.deployment, "status");
+  const Value* meta = member(in.deployment, "metadata");
+  bool observed = integer(status, "observedGeneration") >= integer(meta, "generation");
+  std::int64_t updated = integer(status, "updatedReplicas");
+  bool done = observed && updated == app.spec.size && s.replicas == app.spec.size &&
+              s.available_replicas == app.spec.size;
+  if (done) {
+    return make(kProgressing, false, "RolloutComplete",
+                "Deployment " + app.name + " has " + std::to_string(app.spec.size) +
+                    " updated, available replicas");
+  }
+  return make(kProgressing, true, "RollingOut",
+              std::to_string(updated) + " of " + std::to_string(app.spec.size) +
+                  " replicas updated, " + replicas_message(s.available_replicas, app.spec.size));
+}
+
+Condition degraded(const StatusInputs& in) {
+  switch (in.issue) {
+    case ReconcileIssue::none:
+      break;
+    case ReconcileIssue::invalid_spec:
+      return make(kDegraded, true, "InvalidSpec", in.issue_message);
+    case ReconcileIssue::ownership_conflict:
+      return make(kDegraded, true, "OwnershipConflict", in.issue_message);
+    case ReconcileIssue::reconcile_error:
+      return make(kDegraded, true, "ReconcileError", in.issue_message);
+  }
+  return make(kDegraded, false, "AsExpected", "");
+}
+
+// metav1.Condition semantics: the transition time moves only when the status flips.
+void stamp(Condition& c, const StatusInputs& in) {
+  c.observed_generation = in.app.generation;
+  auto prev = std::find_if(in.previous.begin(), in.previous.end(),
+                           [&](const Condition& p) { return p.type == c.type; });
+  if (prev != in.previous.end() && prev->status == c.status &&
+      !prev->last_transition_time.empty()) {
+    c.last_transition_time = prev->last_transition_time;
+  } else {
+    c.last_transition_time = std::string(in.now);
+  }
+}
+
+Value str(std::string_view s, rapidjson::Document::AllocatorType& a) {
+  return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
+}
+
+bool is_count(std::string_view key) {
+  return key == "replicas" || key == "readyReplicas" || key == "availableReplicas" ||
+         key == "observedGeneration";
+}
+
+bool json_equal(const Value& a, const Value& b);
+
+// Conditions are a map keyed by type: order does not matter.
+bool conditions_equal(const Value& a, const Value& b) {
+  if (!a.IsArray() || !b.IsArray() || a.Size() != b.Size()) return json_equal(a, b);
+  for (const Value& x : a.GetArray()) {
+    std::string type = text(&x, "type");
+    auto match =
+        std::find_if(b.Begin(), b.End(), [&](const Value& y) { return text(&y, "type") == type; });
+    if (match == b.End() || !json_equal(x, *match)) return false;
+  }
+  return true;
+}
+
+bool objects_equal(const Value& a, const Value& b, bool status_level) {
+  auto missing_ok = [&](const auto& m) {
+    std::string_view key(m.name.GetString(), m.name.GetStringLength());
+    return status_level && is_count(key) && m.value.IsInt64() && m.value.GetInt64() == 0;
+  };
+  for (const auto& m : a.GetObject()) {
+    auto it = b.FindMember(m.name);
+    if (it == b.MemberEnd()) {
+      if (!missing_ok(m)) return false;
+      continue;
+    }
+    std::string_view key(m.name.GetString(), m.name.GetStringLength());
+    bool same = status_level && key == "conditions" ? conditions_equal(m.value, it->value)
+                                                    : json_equal(m.value, it->value);
+    if (!same) return false;
+  }
+  for (const auto& m : b.GetObject()) {
+    if (!a.HasMember(m.name) && !missing_ok(m)) return false;
+  }
+  return true;
+}
+
+bool json_equal(const Value& a, const Value& b) {
+  if (a.IsObject() && b.IsObject()) return objects_equal(a, b, false);
+  return a == b;  // RapidJSON compares arrays element-wise and objects as unordered maps
+}
+
+}  // namespace
+
+AppServiceStatus compute_status(const StatusInputs& in) {
+  AppServiceStatus s;
+  s.observed_generation = in.app.generation;
+  s.selector = label_selector(in.app);
+  const Value* dep_status = member(in.deployment, "status");
+  s.replicas = static_cast<std::int32_t>(integer(dep_status, "replicas"));
+  s.ready_replicas = static_cast<std::int32_t>(integer(dep_status, "readyReplicas"));
+  s.available_replicas = static_cast<std::int32_t>(integer(dep_status, "availableReplicas"));
+  s.conditions = {available(in, s), progressing(in, s), degraded(in)};
+  for (Condition& c : s.conditions) stamp(c, in);
+  return s;
+}
+
+std::vector<Condition> parse_conditions(const rapidjson::Value& object) {
+  std::vector<Condition> out;
+  const Value* list = member(member(&object, "status"), "conditions");
+  if (!list || !list->IsArray()) return out;
+  for (const Value& v : list->GetArray()) {
+    if (!v.IsObject() || text(&v, "type").empty()) continue;
+    Condition c;
+    c.type = text(&v, "type");
+    c.status = text(&v, "status");
+    c.observed_generation = integer(&v, "observedGeneration");
+    c.last_transition_time = text(&v, "lastTransitionTime");
+    c.reason = text(&v, "reason");
+    c.message = text(&v, "message");
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+rapidjson::Document status_to_json(const AppServiceStatus& status) {
+  rapidjson::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  doc.AddMember("observedGeneration", Value(status.observed_generation), a);
+  doc.AddMember("replicas", Value(status.replicas), a);
+  doc.AddMember("readyReplicas", Value(status.ready_replicas), a);
+  doc.AddMember("availableReplicas", Value(status.available_replicas), a);
+  doc.AddMember("selector", str(status.selector, a), a);
+  Value conditions(rapidjson::kArrayType);
+  for (const Condition& c : status.conditions) {
+    Value v(rapidjson::kObjectType);
+    v.AddMember("type", str(c.type, a), a);
+    v.AddMember("status", str(c.status, a), a);
+    v.AddMember("observedGeneration", Value(c.observed_generation), a);
+    v.AddMember("lastTransitionTime", str(c.last_transition_time, a), a);
+    v.AddMember("reason", str(c.reason, a), a);
+    v.AddMember("message", str(c.message, a), a);
+    conditions.PushBack(std::move(v), a);
+  }
+  doc.AddMember("conditions", std::move(conditions), a);
+  return doc;
+}
+
+bool status_equal(const rapidjson::Value& a, const rapidjson::Value& b) {
+  if (!a.IsObject() || !b.IsObject()) return a == b;
+  return objects_equal(a, b, true);
+}
+
+}  // namespace appservice
