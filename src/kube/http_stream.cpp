@@ -30,6 +30,7 @@ HttpStream::~HttpStream() {
   if (!conn_) return;
   auto pool = pool_.lock();
   if (pool && !cancelled_ && !failed_ && parser_.is_done() && parser_.keep_alive()) {
+    conn_->tcp().expires_never();
     pool->put(std::move(conn_));
   } else {
     conn_->close();

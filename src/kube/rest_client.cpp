@@ -225,4 +225,9 @@ awaitable<Result<ApiResponse>> RestClient::delete_(const ResourcePath& object,
   co_return co_await request(http::verb::delete_, object.path(), kJson, delete_body(options));
 }
 
+awaitable<Result<std::unique_ptr<WatchStream>>> RestClient::watch(const ResourcePath& collection,
+                                                                  WatchOptions options) {
+  co_return co_await WatchStream::open(*transport_, collection, std::move(options));
+}
+
 }  // namespace kube

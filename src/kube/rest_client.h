@@ -15,6 +15,8 @@
 #include "kube/resource_path.h"
 #include "kube/result.h"
 #include "kube/url_query.h"
+#include "kube/watch_options.h"
+#include "kube/watch_stream.h"
 #include "kube/write_options.h"
 
 namespace kube {
@@ -54,6 +56,11 @@ class RestClient {
   // started) are both success.
   boost::asio::awaitable<Result<ApiResponse>> delete_(const ResourcePath& object,
                                                       const DeleteOptions& options = {});
+
+  // Opens a watch on a collection (see WatchStream): HTTP 410 here, or an ERROR event with code
+  // 410 later, is Errc::gone.
+  boost::asio::awaitable<Result<std::unique_ptr<WatchStream>>> watch(const ResourcePath& collection,
+                                                                     WatchOptions options);
 
   // Any verb on a target (path and query), for what the helpers above do not cover.
   boost::asio::awaitable<Result<ApiResponse>> request(boost::beast::http::verb method,

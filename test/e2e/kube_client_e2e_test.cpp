@@ -361,7 +361,7 @@ TEST_CASE("a watch sees ADDED, MODIFIED, DELETED in order and ends cleanly", "[e
               wo.resource_version = rv_of(*listed->body);
               wo.timeout_seconds = 60;
               wo.label_selector = "e2e=watch";
-              auto opened = co_await kube::WatchStream::open(*transport, cms, wo);
+              auto opened = co_await client.watch(cms, wo);
               REQUIRE(opened.ok());
               auto& w = *opened;
 

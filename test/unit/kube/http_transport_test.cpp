@@ -334,3 +334,35 @@ TEST_CASE("the server's base path prefixes every target", "[http]") {
   REQUIRE(server.requests() == 1);
   CHECK(server.seen()[0].target == "/k8s/clusters/c-1/api/v1/pods");
 }
+
+TEST_CASE("a TLS handshake that never completes fails with timeout", "[http]") {
+  asio::io_context io;
+  // Accepts TCP connections but never speaks TLS: the client's handshake must not wait forever.
+  asio::ip::tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
+  asio::ip::tcp::socket held(io);
+  acceptor.async_accept(held, [](boost::system::error_code) {});
+  kube::RestConfig config;
+  config.host = "127.0.0.1";
+  config.port = std::to_string(acceptor.local_endpoint().port());
+  HttpTransport::Options options;
+  options.handshake_timeout = 200ms;
+  auto transport = make_transport(io, config, options);
+  std::chrono::steady_clock::duration took{};
+  run_async(
+      io,
+      [&]() -> awaitable<void> {
+        const auto start = std::chrono::steady_clock::now();
+        auto res = co_await transport->send(get("/api"));
+        took = std::chrono::steady_clock::now() - start;
+        REQUIRE_FALSE(res.ok());
+        CHECK(res.error().is(Errc::timeout));
+        CHECK_THAT(res.error().message, Catch::Contains("TLS handshake with 127.0.0.1:"));
+      }(),
+      [&] {
+        boost::system::error_code ec;
+        acceptor.close(ec);
+        held.close(ec);
+      });
+  CHECK(took >= 200ms);
+  CHECK(took < 2s);
+}
