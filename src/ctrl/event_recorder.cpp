@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <climits>
@@ -146,6 +147,9 @@ void EventRecorder::enqueue(EventWrite write) {
 }
 
 awaitable<void> EventRecorder::send_loop(std::shared_ptr<bool> alive) {
+  // co_spawn starts us inline when record() runs on the loop: yield once, so record() returns
+  // before any I/O starts and repeats recorded in the same handler coalesce in the queue.
+  co_await asio::post(ex_, asio::use_awaitable);
   while (*alive && !queue_.empty()) {
     EventWrite write = std::move(queue_.front());
     queue_.pop_front();
