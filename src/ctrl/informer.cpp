@@ -72,6 +72,7 @@ Informer::Informer(asio::any_io_executor ex, std::shared_ptr<kube::RestClient> c
 
 void Informer::apply(std::vector<informer::StoreOp> ops) {
   for (auto& op : ops) {
+    if (std::holds_alternative<informer::Replace>(op)) ++lists_completed_;
     for (const auto& change : store_.apply(std::move(op))) {
       for (const auto& handler : handlers_) handler(change);
     }

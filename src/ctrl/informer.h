@@ -44,6 +44,8 @@ class Informer {
   void add_handler(Handler handler) { handlers_.push_back(std::move(handler)); }
   const ObjectStore& store() const { return store_; }
   bool has_synced() const { return store_.has_synced(); }
+  // Full lists delivered so far: 1 after the initial sync, more after each relist (410).
+  std::uint64_t lists_completed() const { return lists_completed_; }
   // "apps/v1 deployments" for logs.
   const std::string& name() const { return name_; }
 
@@ -73,6 +75,7 @@ class Informer {
   std::unique_ptr<kube::WatchStream> watch_;
   Clock::TimePoint watch_opened_{};
   std::unique_ptr<boost::asio::steady_timer> timer_;
+  std::uint64_t lists_completed_ = 0;
   bool stopping_ = false;
 };
 

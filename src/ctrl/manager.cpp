@@ -1,0 +1,202 @@
+#include "ctrl/manager.h"
+
+#include <glog/logging.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <csignal>
+
+namespace ctrl {
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+constexpr auto kForever = asio::steady_timer::time_point::max();
+
+HealthServer::Options server_options(const std::string& bind_address) {
+  HealthServer::Options options;
+  options.bind_address = bind_address;
+  return options;
+}
+
+void log_exception(const char* what, std::exception_ptr e) {
+  if (!e) return;
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    LOG(ERROR) << what << " failed: " << ex.what();
+  }
+}
+}  // namespace
+
+Manager::Manager(asio::io_context& io, Options options, std::shared_ptr<kube::RestClient> client,
+                 MetricsRegistry& metrics, const Clock& clock, Random& random)
+    : io_(io),
+      options_(std::move(options)),
+      client_(std::move(client)),
+      metrics_(metrics),
+      clock_(clock),
+      random_(random),
+      metrics_server_(std::make_unique<HealthServer>(
+          io.get_executor(), server_options(options_.metrics_bind_address), clock, &metrics)),
+      health_server_(std::make_unique<HealthServer>(
+          io.get_executor(), server_options(options_.health_probe_bind_address), clock, nullptr)),
+      shutdown_(io, kForever),
+      controllers_done_(io, kForever) {
+  health_server_->add_readyz_check("informers", [this] { return caches_synced(); });
+  if (options_.leader_elect) {
+    CHECK(!options_.leader_election_namespace.empty() && !options_.leader_election_id.empty())
+        << "leader election needs a namespace and an id";
+    LeaderElector::Options le;
+    le.lease_namespace = options_.leader_election_namespace;
+    le.lease_name = options_.leader_election_id;
+    le.config = options_.leader_election;
+    elector_ =
+        std::make_unique<LeaderElector>(io.get_executor(), client_, le, clock, random, &metrics);
+    elector_->on_started_leading([this] { start_controllers(); });
+    elector_->on_stopped_leading([this] {
+      if (exit_code_ == kExitOk && !shutdown_requested_) {
+        LOG(ERROR) << "leader election lost: stopping";
+        lost_lease_ = true;
+        exit_code_ = kExitFailure;
+        shutdown_.cancel();
+      }
+    });
+  }
+}
+
+Manager::~Manager() = default;
+
+Informer& Manager::add_informer(Informer::Options options) {
+  informers_.push_back(
+      std::make_unique<Informer>(io_.get_executor(), client_, std::move(options), clock_, random_));
+  return *informers_.back();
+}
+
+Controller& Manager::add_controller(Controller::Options options, Reconciler& reconciler) {
+  controllers_.push_back(std::make_unique<Controller>(io_.get_executor(), std::move(options),
+                                                      reconciler, metrics_, clock_, random_));
+  return *controllers_.back();
+}
+
+bool Manager::caches_synced() const {
+  for (const auto& informer : informers_) {
+    if (!informer->has_synced()) return false;
+  }
+  return true;
+}
+
+void Manager::request_shutdown() {
+  shutdown_requested_ = true;
+  shutdown_.cancel();
+}
+
+int Manager::run() {
+  asio::co_spawn(io_, main(), [this](std::exception_ptr e) {
+    if (e) {
+      log_exception("manager", e);
+      exit_code_ = kExitFailure;
+    }
+    io_.stop();
+  });
+  io_.run();
+  return exit_code_;
+}
+
+void Manager::start_controllers() {
+  if (controllers_started_ || shutdown_requested_) return;
+  controllers_started_ = true;
+  for (auto& controller : controllers_) {
+    ++running_controllers_;
+    asio::co_spawn(io_, controller->run(), [this](std::exception_ptr e) {
+      log_exception("controller", e);
+      if (--running_controllers_ == 0) controllers_done_.cancel();
+    });
+  }
+}
+
+asio::awaitable<bool> Manager::wait_for_cache_sync() {
+  auto deadline = std::chrono::steady_clock::now() + options_.cache_sync_timeout;
+  asio::steady_timer tick(io_);
+  while (!caches_synced()) {
+    if (shutdown_requested_) co_return false;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      for (const auto& informer : informers_) {
+        if (!informer->has_synced()) {
+          LOG(ERROR) << "timed out after " << options_.cache_sync_timeout.count()
+                     << "s waiting for the cache of " << informer->name()
+                     << " to sync: check RBAC (list/watch) and the API server";
+        }
+      }
+      co_return false;
+    }
+    tick.expires_after(100ms);
+    co_await tick.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+  co_return true;
+}
+
+asio::awaitable<void> Manager::stop_controllers() {
+  if (running_controllers_ == 0) co_return;
+  for (auto& controller : controllers_) controller->shut_down();
+  // In-flight reconciles finish, within the graceful shutdown timeout.
+  controllers_done_.expires_after(options_.graceful_shutdown_timeout);
+  co_await controllers_done_.async_wait(asio::as_tuple(asio::use_awaitable));
+  if (running_controllers_ > 0) {
+    LOG(WARNING) << "graceful shutdown timed out with " << running_controllers_
+                 << " controller(s) still reconciling";
+  }
+}
+
+asio::awaitable<void> Manager::main() {
+  asio::signal_set signals(io_, SIGINT, SIGTERM);
+  signals.async_wait([this](boost::system::error_code ec, int signal) {
+    if (ec) return;
+    LOG(INFO) << "received " << (signal == SIGTERM ? "SIGTERM" : "SIGINT")
+              << ": shutting down gracefully";
+    request_shutdown();
+  });
+
+  metrics_server_->start();
+  health_server_->start();
+  if (metrics_server_->enabled()) LOG(INFO) << "serving metrics on port " << metrics_port();
+  if (health_server_->enabled()) LOG(INFO) << "serving probes on port " << health_port();
+
+  for (auto& informer : informers_) {
+    asio::co_spawn(io_, informer->run(),
+                   [](std::exception_ptr e) { log_exception("informer", e); });
+  }
+  if (!co_await wait_for_cache_sync()) {
+    if (!shutdown_requested_) exit_code_ = kExitFailure;
+  } else {
+    LOG(INFO) << "all caches synced";
+    if (elector_) {
+      asio::co_spawn(io_, elector_->run(),
+                     [](std::exception_ptr e) { log_exception("leader election", e); });
+    } else {
+      start_controllers();
+    }
+    if (!shutdown_requested_ && !lost_lease_) {
+      co_await shutdown_.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+  }
+
+  signals.cancel();
+  co_await stop_controllers();
+  if (elector_) {
+    if (lost_lease_) {
+      elector_->stop();
+    } else {
+      co_await elector_->release();
+    }
+  }
+  for (auto& informer : informers_) informer->stop();
+  metrics_server_->stop();
+  health_server_->stop();
+  LOG(INFO) << "manager stopped, exit code " << exit_code_;
+}
+
+}  // namespace ctrl

@@ -1,0 +1,83 @@
+#pragma once
+
+// Helpers shared by the C++ e2e tests: a client for $KUBECONFIG, kubectl as users run it, and
+// waiting on the event loop with a deadline.
+
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "kube/http_transport.h"
+#include "kube/kubeconfig.h"
+#include "kube/request_metrics.h"
+#include "kube/rest_client.h"
+
+namespace e2e {
+
+inline std::string kubeconfig_path() {
+  const char* path = std::getenv("KUBECONFIG");
+  REQUIRE(path != nullptr);
+  return path;
+}
+
+// The folder test/controlplane/up.sh wrote (run-all.sh exports it): pids, etcd URL, logs.
+inline std::string controlplane_dir() {
+  const char* dir = std::getenv("ASOP_CONTROLPLANE_DIR");
+  REQUIRE(dir != nullptr);
+  return dir;
+}
+
+inline std::shared_ptr<kube::RestClient> client_for(boost::asio::io_context& io,
+                                                    const std::string& kubeconfig) {
+  kube::HttpTransport::Options options;
+  options.request_timeout = std::chrono::seconds(10);
+  return std::make_shared<kube::RestClient>(std::make_shared<kube::HttpTransport>(
+      io.get_executor(), kube::Kubeconfig::load_file(kubeconfig).resolve(), options, nullptr,
+      std::make_shared<kube::RequestMetrics>()));
+}
+
+// Runs a shell command; returns its exit status and stdout (stderr goes to the test log).
+struct CommandResult {
+  int status = -1;
+  std::string out;
+};
+inline CommandResult sh(const std::string& command) {
+  CommandResult r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe)) r.out.append(buf, n);
+  int status = ::pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+inline CommandResult kubectl(const std::string& args, const std::string& kubeconfig) {
+  return sh("kubectl --kubeconfig '" + kubeconfig + "' " + args);
+}
+
+// A namespace name unique to this run.
+inline std::string unique_name(const std::string& prefix) {
+  static std::mt19937_64 rng{std::random_device{}()};
+  return prefix + "-" + std::to_string(rng() % 1000000000);
+}
+
+// Runs the loop in short slices until `done()` or the deadline; whether `done()` held.
+inline bool run_until(boost::asio::io_context& io, const std::function<bool()>& done,
+                      std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    io.run_for(std::chrono::milliseconds(20));
+    if (io.stopped()) io.restart();
+  }
+  return true;
+}
+
+}  // namespace e2e
