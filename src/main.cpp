@@ -1,22 +1,271 @@
 // appservice-operator: flags and wiring only.
 #include <glog/logging.h>
 
-#include <cstring>
+#include <boost/asio/io_context.hpp>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
 #include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "appservice/app_service.h"
+#include "appservice/desired_state.h"
+#include "appservice/reconciler.h"
+#include "ctrl/controller.h"
+#include "ctrl/event_recorder.h"
+#include "ctrl/manager.h"
+#include "ctrl/process_metrics.h"
+#include "ctrl/rest_client_metrics.h"
+#include "kube/config_error.h"
+#include "kube/http_transport.h"
+#include "kube/kubeconfig.h"
+#include "kube/request_metrics.h"
+#include "kube/rest_client.h"
+
+namespace {
+
+constexpr int kExitUsage = 2;
+
+constexpr const char* kUsage = R"(usage: appservice-operator [flags]
+
+Keeps every AppService (app.example.com/v1) backed by an owned Deployment and Service.
+
+  --kubeconfig PATH                 kubeconfig file (else $KUBECONFIG, in-cluster, ~/.kube/config)
+  --context NAME                    kubeconfig context (default: current-context)
+  --namespace NS                    watch only this namespace (default: all)
+  --label-selector SEL              reconcile only AppServices matching SEL (sharding)
+  --max-concurrent-reconciles N     parallel reconciles (default 4)
+  --leader-elect                    elect a leader with a coordination.k8s.io Lease
+  --leader-election-namespace NS    namespace of the Lease (default: the pod's/context's)
+  --leader-election-id NAME         name of the Lease (default appservice-operator.app.example.com)
+  --leader-elect-lease-duration D   (default 15s)
+  --leader-elect-renew-deadline D   (default 10s)
+  --leader-elect-retry-period D     (default 2s)
+  --metrics-bind-address ADDR       Prometheus /metrics (default :8080, 0 disables)
+  --health-probe-bind-address ADDR  /healthz and /readyz (default :8081, 0 disables)
+  --list-page-size N                page size of the initial lists (default 500)
+  -v N                              log verbosity (glog)
+  --version, --help
+)";
+
+struct Flags {
+  std::string kubeconfig;
+  std::string context;
+  std::string ns;
+  std::string label_selector;
+  int max_concurrent_reconciles = 4;
+  bool leader_elect = false;
+  std::string leader_election_namespace;
+  std::string leader_election_id = "appservice-operator.app.example.com";
+  std::chrono::milliseconds lease_duration{15000};
+  std::chrono::milliseconds renew_deadline{10000};
+  std::chrono::milliseconds retry_period{2000};
+  std::string metrics_bind_address = ":8080";
+  std::string health_probe_bind_address = ":8081";
+  int list_page_size = 500;
+  int verbosity = 0;
+};
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+int parse_int(const std::string& flag, const std::string& value, int min) {
+  int out = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc() || end != value.data() + value.size() || out < min) {
+    throw UsageError("invalid value \"" + value + "\" for " + flag +
+                     ": want an integer >= " + std::to_string(min));
+  }
+  return out;
+}
+
+// Go duration subset: "15s", "500ms", "1m", "1m30s".
+std::chrono::milliseconds parse_duration(const std::string& flag, const std::string& value) {
+  static const std::map<std::string, double> units = {
+      {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
+  double total = 0;
+  std::size_t i = 0;
+  while (i < value.size()) {
+    std::size_t start = i;
+    while (i < value.size() &&
+           (std::isdigit(static_cast<unsigned char>(value[i])) || value[i] == '.')) {
+      ++i;
+    }
+    std::size_t unit_start = i;
+    while (i < value.size() && std::isalpha(static_cast<unsigned char>(value[i]))) ++i;
+    auto unit = units.find(value.substr(unit_start, i - unit_start));
+    if (start == unit_start || unit == units.end()) {
+      throw UsageError("invalid duration \"" + value + "\" for " + flag + " (e.g. 15s, 500ms)");
+    }
+    total += std::stod(value.substr(start, unit_start - start)) * unit->second;
+  }
+  if (value.empty() || total <= 0) throw UsageError("invalid duration \"\" for " + flag);
+  return std::chrono::milliseconds(static_cast<long long>(total));
+}
+
+bool parse_bool(const std::string& flag, const std::string& value) {
+  if (value == "true" || value == "1") return true;
+  if (value == "false" || value == "0") return false;
+  throw UsageError("invalid value \"" + value + "\" for " + flag + ": want true or false");
+}
+
+// Parses --name=value, --name value, and -v N; booleans take no separate value.
+Flags parse_flags(int argc, char** argv) {
+  Flags f;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg.rfind("-", 0) != 0) throw UsageError("unexpected argument \"" + arg + "\"");
+    std::string name = arg.substr(arg.rfind("--", 0) == 0 ? 2 : 1);
+    std::optional<std::string> inline_value;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      inline_value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    auto value = [&]() -> std::string {
+      if (inline_value) return *inline_value;
+      if (i + 1 >= args.size()) throw UsageError("flag --" + name + " needs a value");
+      return args[++i];
+    };
+    const std::string flag = "--" + name;
+    if (name == "kubeconfig") {
+      f.kubeconfig = value();
+    } else if (name == "context") {
+      f.context = value();
+    } else if (name == "namespace") {
+      f.ns = value();
+    } else if (name == "label-selector") {
+      f.label_selector = value();
+    } else if (name == "max-concurrent-reconciles") {
+      f.max_concurrent_reconciles = parse_int(flag, value(), 1);
+    } else if (name == "leader-elect") {
+      f.leader_elect = inline_value ? parse_bool(flag, *inline_value) : true;
+    } else if (name == "leader-election-namespace") {
+      f.leader_election_namespace = value();
+    } else if (name == "leader-election-id") {
+      f.leader_election_id = value();
+    } else if (name == "leader-elect-lease-duration") {
+      f.lease_duration = parse_duration(flag, value());
+    } else if (name == "leader-elect-renew-deadline") {
+      f.renew_deadline = parse_duration(flag, value());
+    } else if (name == "leader-elect-retry-period") {
+      f.retry_period = parse_duration(flag, value());
+    } else if (name == "metrics-bind-address") {
+      f.metrics_bind_address = value();
+    } else if (name == "health-probe-bind-address") {
+      f.health_probe_bind_address = value();
+    } else if (name == "list-page-size") {
+      f.list_page_size = parse_int(flag, value(), 1);
+    } else if (name == "v") {
+      f.verbosity = parse_int(flag, value(), 0);
+    } else {
+      throw UsageError("unknown flag " + flag + " (see --help)");
+    }
+  }
+  if (f.renew_deadline >= f.lease_duration) {
+    throw UsageError("--leader-elect-renew-deadline must be shorter than the lease duration");
+  }
+  return f;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--version") == 0) {
+    std::string arg = argv[i];
+    if (arg == "--version") {
       std::cout << "appservice-operator " << ASOP_VERSION << "\n";
       return 0;
     }
-    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      std::cout << "usage: appservice-operator [--version] [--help]\n"
-                   "The reconcile loop is not wired in yet; see README.md for the roadmap.\n";
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
       return 0;
     }
   }
+  Flags flags;
+  try {
+    flags = parse_flags(argc, argv);
+  } catch (const UsageError& e) {
+    std::cerr << "appservice-operator: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  FLAGS_logtostderr = true;
+  FLAGS_v = flags.verbosity;
   google::InitGoogleLogging(argv[0]);
-  std::cerr << "appservice-operator: the reconcile loop is not wired in yet (see README.md)\n";
-  return 2;
+
+  kube::RestConfig config;
+  boost::asio::io_context io;
+  auto requests = std::make_shared<kube::RequestMetrics>();
+  std::shared_ptr<kube::RestClient> client;
+  try {
+    kube::LoadOptions load;
+    load.explicit_path = flags.kubeconfig;
+    load.context = flags.context;
+    config = kube::load_rest_config(load);
+    client = std::make_shared<kube::RestClient>(std::make_shared<kube::HttpTransport>(
+        io.get_executor(), config, kube::HttpTransport::Options{}, nullptr, requests));
+  } catch (const kube::ConfigError& e) {
+    std::cerr << "appservice-operator: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  LOG(INFO) << "appservice-operator " << ASOP_VERSION << " using " << config.source
+            << " server=" << config.scheme << "://" << config.authority()
+            << (flags.ns.empty() ? " namespace=(all)" : " namespace=" + flags.ns);
+
+  ctrl::MetricsRegistry metrics;
+  ctrl::register_process_metrics(metrics);
+  ctrl::register_rest_client_metrics(metrics, requests);
+  ctrl::RealClock clock;
+  ctrl::SeededRandom random;
+
+  ctrl::Manager::Options mo;
+  mo.leader_elect = flags.leader_elect;
+  mo.leader_election_namespace = flags.leader_election_namespace.empty()
+                                     ? config.default_namespace
+                                     : flags.leader_election_namespace;
+  mo.leader_election_id = flags.leader_election_id;
+  mo.leader_election.lease_duration =
+      std::chrono::duration_cast<std::chrono::seconds>(flags.lease_duration);
+  mo.leader_election.renew_deadline = flags.renew_deadline;
+  mo.leader_election.retry_period = flags.retry_period;
+  mo.metrics_bind_address = flags.metrics_bind_address;
+  mo.health_probe_bind_address = flags.health_probe_bind_address;
+  ctrl::Manager manager(io, mo, client, metrics, clock, random);
+
+  auto informer_for = [&](std::string_view api_version, std::string_view resource,
+                          std::string label_selector) -> ctrl::Informer& {
+    ctrl::Informer::Options o;
+    o.collection = kube::ResourcePath::from_api_version(api_version, resource);
+    if (!flags.ns.empty()) o.collection = o.collection.in_namespace(flags.ns);
+    o.label_selector = std::move(label_selector);
+    o.page_size = flags.list_page_size;
+    return manager.add_informer(o);
+  };
+  // Children are cached only when labelled as ours: the cache stays small on a busy cluster.
+  const std::string ours =
+      std::string(appservice::kManagedByLabel) + "=" + std::string(appservice::kManagedBy);
+  auto& apps = informer_for(appservice::kApiVersion, "appservices", flags.label_selector);
+  auto& deployments = informer_for("apps/v1", "deployments", ours);
+  auto& services = informer_for("v1", "services", ours);
+
+  ctrl::EventRecorder::Options eo;
+  eo.component = "appservice-operator";
+  ctrl::EventRecorder events(io.get_executor(), client, eo, clock, &metrics);
+  appservice::AppServiceReconciler reconciler({&apps, &deployments, &services}, client, events,
+                                              clock);
+  ctrl::Controller::Options co;
+  co.name = "appservice";
+  co.max_concurrent_reconciles = flags.max_concurrent_reconciles;
+  auto& controller = manager.add_controller(co, reconciler);
+  apps.add_handler(controller.enqueue_self());
+  deployments.add_handler(controller.enqueue_controller_owner("app.example.com", "AppService"));
+  services.add_handler(controller.enqueue_controller_owner("app.example.com", "AppService"));
+
+  return manager.run();
 }
