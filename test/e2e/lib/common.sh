@@ -13,6 +13,9 @@ eventually() {
   done
 }
 
+# value_is WANT CMD...: CMD prints WANT (for eventually, which re-runs it).
+value_is() { local want=$1; shift; [ "$("$@")" = "$want" ]; }
+
 # new_namespace PREFIX: creates a namespace, sets $ns to it (removed when the test exits) and waits
 # for its default service account, without which Pods are refused. Not for $(...): the exit trap
 # would fire in the subshell.
@@ -22,3 +25,47 @@ new_namespace() {
   trap 'kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true' EXIT
   eventually 60 kubectl get serviceaccount default -n "$ns"
 }
+
+# free_port: a TCP port nobody listens on now.
+free_port() {
+  local p
+  for _ in $(seq 100); do
+    p=$(( 20000 + RANDOM % 30000 ))
+    ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return 0; }
+  done
+  fail "no free port"
+}
+
+# start_operator NAME [FLAGS...]: runs $ASOP_BINARY in the background with free metrics/probe
+# ports; sets OP_PID_<NAME>, OP_METRICS_<NAME>, OP_HEALTH_<NAME>; logs to $OP_LOG_DIR/NAME.log.
+# Every operator started here is stopped when the test exits (stop_all_operators in the trap).
+OP_LOG_DIR=${OP_LOG_DIR:-$(mktemp -d /tmp/asop-e2e-logs.XXXXXX)}
+OPERATOR_PIDS=()
+start_operator() {
+  local name=$1; shift
+  local metrics health
+  metrics=$(free_port); health=$(free_port)
+  "${ASOP_BINARY:?ASOP_BINARY must name the operator binary}" --kubeconfig "$KUBECONFIG" \
+    --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$health" \
+    "$@" >> "$OP_LOG_DIR/$name.log" 2>&1 &
+  local pid=$!
+  OPERATOR_PIDS+=("$pid")
+  printf -v "OP_PID_$name" '%s' "$pid"
+  printf -v "OP_METRICS_$name" '%s' "$metrics"
+  printf -v "OP_HEALTH_$name" '%s' "$health"
+  eventually 60 curl -fsS "127.0.0.1:$health/readyz"
+}
+# stop_operator PID [SIGNAL]: signals it and waits; returns its exit code.
+stop_operator() {
+  kill "-${2:-TERM}" "$1" 2>/dev/null || true
+  local rc=0
+  wait "$1" || rc=$?
+  return $rc
+}
+stop_all_operators() {
+  local pid
+  for pid in "${OPERATOR_PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  for pid in "${OPERATOR_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+# writes PORT: the operator's count of requests other than GET (what would change something).
+writes() { curl -fsS "127.0.0.1:$1/metrics" | awk '/^rest_client_requests_total/ && !/method="GET"/ {s+=$NF} END {print s+0}'; }
