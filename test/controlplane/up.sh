@@ -56,7 +56,7 @@ start kube-apiserver "$dir" "$bin/kube-apiserver" \
   --client-ca-file "$pki/ca.crt" --token-auth-file "$pki/tokens.csv" \
   --service-account-issuer https://kubernetes.default.svc.cluster.local \
   --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
-  --service-cluster-ip-range 10.0.0.0/24 --endpoint-reconciler-type none \
+  --service-cluster-ip-range 10.0.0.0/16 --endpoint-reconciler-type none \
   --authorization-mode RBAC --enable-admission-plugins OwnerReferencesPermissionEnforcement \
   --allow-privileged --profiling=false $(cat "$dir/apiserver-extra-args")
 wait_for "kube-apiserver /readyz" 120 kubectl get --raw /readyz
