@@ -108,7 +108,7 @@ Condition degraded(const StatusInputs& in) {
     case ReconcileIssue::reconcile_error:
       return make(kDegraded, true, "ReconcileError", in.issue_message);
   }
-  return make(kDegraded, false, "AsExpected", "");
+  return make(kDegraded, false, "AsExpected", "The owned children match the spec");
 }
 
 // metav1.Condition semantics: the transition time moves only when the status flips.
