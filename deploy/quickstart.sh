@@ -36,9 +36,5 @@ export KUBECONFIG=$kubeconfig
 if compgen -G "crds/*.yaml" >/dev/null; then
   kubectl apply -f crds/
 fi
-if ! build/appservice-operator --help 2>&1 | grep -q -- --kubeconfig; then
-  # Until the reconcile loop is wired into the binary, the quickstart ends here.
-  echo "quickstart: the operator binary does not run a reconcile loop yet; stopping after set-up"
-  exit 0
-fi
+echo "quickstart: running the operator; try: kubectl apply -f deploy/samples/nginx-app.yaml"
 exec build/appservice-operator --kubeconfig "$kubeconfig" "${args[@]}"
