@@ -15,6 +15,15 @@ k() { kubectl -n "$ns" "$@"; }
 jp() { k get "$1" -o jsonpath="$2"; }
 cond() { jp "appservice/$1" "{.status.conditions[?(@.type==\"$2\")].status}"; }
 step() { echo "--- $*"; }
+# new_app NAME: a one-replica AppService with a ClusterIP port.
+new_app() {
+  k apply -f - >/dev/null <<YAML
+apiVersion: app.example.com/v1
+kind: AppService
+metadata: {name: $1}
+spec: {size: 1, image: nginx:1.27, ports: [{port: 80}]}
+YAML
+}
 
 step "create: the opdemo sample applies unchanged and converges"
 # nodePort must be free cluster-wide: another test may hold 30002, so pick one.
@@ -76,12 +85,7 @@ echo "writes stayed at $w_before; resourceVersions $rv_after"
 
 step "ownership conflict: a same-named Deployment of someone else is not taken over"
 k create deployment taken --image=nginx >/dev/null
-k apply -f - >/dev/null <<YAML
-apiVersion: app.example.com/v1
-kind: AppService
-metadata: {name: taken}
-spec: {size: 1, image: nginx:1.27, ports: [{port: 80}]}
-YAML
+new_app taken
 eventually 60 value_is True cond taken Degraded
 [ "$(jp appservice/taken '{.status.conditions[?(@.type=="Degraded")].reason}')" = OwnershipConflict ] ||
   fail "Degraded reason"
@@ -95,12 +99,7 @@ k delete appservice nginx-app --wait=true --timeout=60s >/dev/null
 eventually 60 sh -c "! kubectl -n $ns get deployment nginx-app && ! kubectl -n $ns get service nginx-app"
 
 step "delete while the operator is stopped, then start it"
-k apply -f - >/dev/null <<YAML
-apiVersion: app.example.com/v1
-kind: AppService
-metadata: {name: later}
-spec: {size: 1, image: nginx:1.27, ports: [{port: 80}]}
-YAML
+new_app later
 eventually 60 value_is True cond later Available
 stop_operator "$OP_PID_main" TERM || fail "operator did not exit 0 on SIGTERM"
 k delete appservice later --wait=false >/dev/null
@@ -111,12 +110,7 @@ eventually 60 sh -c "! kubectl -n $ns get appservice later"
 eventually 60 sh -c "! kubectl -n $ns get deployment later && ! kubectl -n $ns get service later"
 
 step "foreground cascading delete"
-k apply -f - >/dev/null <<YAML
-apiVersion: app.example.com/v1
-kind: AppService
-metadata: {name: fg}
-spec: {size: 1, image: nginx:1.27, ports: [{port: 80}]}
-YAML
+new_app fg
 eventually 60 value_is True cond fg Available
 k delete appservice fg --cascade=foreground --wait=true --timeout=90s >/dev/null
 eventually 60 sh -c "! kubectl -n $ns get deployment fg && ! kubectl -n $ns get service fg"
