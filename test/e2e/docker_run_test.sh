@@ -15,12 +15,13 @@ cd "${ASOP_SOURCE_DIR:?}"
 image=${ASOP_IMAGE:-appservice-operator:dev}
 step() { echo "--- $*"; }
 
-containers=()
+# Every container is named $prefix-*, so the trap finds them all, also those named in a subshell.
+prefix=asop-e2e-docker-$$
 later=()  # failures that do not stop the rest of the test; reported at the end
 work=$(mktemp -d /tmp/asop-docker-e2e.XXXXXX)
 cleanup() {
   local c
-  for c in "${containers[@]}"; do docker rm -f "$c" >/dev/null 2>&1 || true; done
+  for c in $(docker ps -aq --filter "name=^$prefix-"); do docker rm -f "$c" >/dev/null 2>&1 || true; done
   kubectl delete namespace "${ns:-none}" --wait=false >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -28,8 +29,7 @@ trap cleanup EXIT
 # run_once NAME ARGS...: runs the image to completion (at most 60 s) with a name the trap removes;
 # prints its output (stdout and stderr) and returns its exit code.
 run_once() {
-  local name=asop-e2e-$1-$$; shift
-  containers+=("$name")
+  local name=$prefix-$1; shift
   docker run -d --name "$name" --network host --read-only "$@" >/dev/null
   local rc
   rc=$(timeout 60 docker wait "$name") || fail "$name still running after 60 s"
@@ -111,8 +111,7 @@ YAML
 chmod 0644 "$work/exec"
 # controller-runtime fails at start-up here (its first discovery request runs the plugin); the
 # operator must exit too rather than retry a plugin that cannot appear in a running container.
-name=asop-e2e-exec-$$
-containers+=("$name")
+name=$prefix-exec
 docker run -d --name "$name" --network host --read-only -v "$work/exec:/kubeconfig:ro" "$image" \
   --kubeconfig /kubeconfig --metrics-bind-address 0 --health-probe-bind-address 0 >/dev/null
 if rc=$(timeout 30 docker wait "$name"); then
@@ -134,8 +133,7 @@ kubectl wait --for condition=Established crd/appservices.app.example.com --timeo
 ns=docker-$RANDOM$RANDOM
 kubectl create namespace "$ns" >/dev/null
 metrics=$(free_port); health=$(free_port)
-op=asop-e2e-operator-$$
-containers+=("$op")
+op=$prefix-operator
 docker run -d --name "$op" --network host --read-only -v "$work/kubeconfig:/kubeconfig:ro" "$image" \
   --kubeconfig /kubeconfig --metrics-bind-address "127.0.0.1:$metrics" \
   --health-probe-bind-address "127.0.0.1:$health" >/dev/null
