@@ -37,8 +37,12 @@ RUN set -eu; \
     printf 'root:x:0:\nnonroot:x:65532:\n' > /rootfs/etc/group; \
     printf 'hosts: files dns\n' > /rootfs/etc/nsswitch.conf; \
     chroot /rootfs /appservice-operator --help >/dev/null
+# The classic builder keeps this stage as an untagged image (the next build's cache);
+# build-image.sh finds the stale ones by this label.
+LABEL io.appservice-operator.stage=build
 
 FROM scratch
+LABEL io.appservice-operator.stage=final
 COPY --from=build /rootfs/ /
 ENV HOME=/home/nonroot SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
 USER 65532:65532

@@ -17,5 +17,10 @@ args=(-t "$image")
 [ -z "${DOCKER_BUILD_ARGS:-}" ] || args+=($DOCKER_BUILD_ARGS)
 start=$(date +%s)
 docker build "${args[@]}" "$root" >&2
+# Each rebuild after a source change leaves the previous build stage (~600 MB) and final image
+# untagged: keep the newest build stage as cache, drop the rest.
+stale=$(docker images -q --no-trunc --filter dangling=true --filter label=io.appservice-operator.stage=build | tail -n +2)
+stale+=" $(docker images -q --no-trunc --filter dangling=true --filter label=io.appservice-operator.stage=final)"
+for id in $stale; do docker rmi "$id" >/dev/null 2>&1 || true; done
 size=$(docker image inspect -f '{{.Size}}' "$image")
 echo "build-image.sh: $image built in $(( $(date +%s) - start )) s, $(awk -v s="$size" 'BEGIN {printf "%.1f MB (%d bytes)", s/1e6, s}') uncompressed" >&2
