@@ -154,15 +154,15 @@ awaitable<void> EventRecorder::send_loop(std::shared_ptr<bool> alive) {
     EventWrite write = std::move(queue_.front());
     queue_.pop_front();
     in_flight_ = true;
-    const bool patch = write.action == EventWrite::Action::patch;
     const Outcome outcome = co_await send(std::move(write), alive);
     if (!*alive) co_return;
     in_flight_ = false;
-    // A coalesced repeat was already counted as patched when it was queued.
+    // A repeat coalesced into a queued write was counted as patched when it was queued.
     if (outcome == Outcome::created) inc(created_);
-    if (outcome == Outcome::patched && patch) inc(patched_);
+    if (outcome == Outcome::patched) inc(patched_);
     if (outcome == Outcome::failed) inc(failed_);
   }
+  if (!*alive) co_return;
   sender_running_ = false;
   notify_idle();
 }

@@ -7,6 +7,9 @@
 #include <rapidjson/document.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
@@ -542,4 +545,21 @@ TEST_CASE("flush gives up at its deadline while the server does not answer", "[e
     CHECK(std::chrono::steady_clock::now() - start >= 200ms);
     CHECK(rec.pending() == 1);
   });
+}
+
+TEST_CASE("a recorder destroyed with writes queued sends nothing more and leaves nothing dangling",
+          "[events]") {
+  RecorderFixture f([](const FakeApiServer::Request& r) { return created_from(r); });
+  f.run([&]() -> awaitable<void> {
+    {
+      EventRecorder rec(f.io.get_executor(), f.client, f.options(), f.clock, &f.metrics);
+      rec.record(config_map(), EventType::normal, "Lost", "m");
+      rec.record(config_map(), EventType::normal, "AlsoLost", "m");
+      CHECK(rec.pending() == 2);
+    }  // the sender has not run yet; it wakes to a dead recorder
+    // The sender's wake-up was posted before ours, so it has run (and returned) after this.
+    co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
+  });
+  CHECK(f.server.seen().empty());
+  CHECK(f.count("created") == 0);
 }
