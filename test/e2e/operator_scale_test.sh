@@ -20,7 +20,7 @@ available() {
     grep -c '^True$' || true
 }
 start=$(date +%s%N)
-start_operator scale --list-page-size 20
+start_operator scale --list-page-size 20 --namespace "$ns"
 eventually 600 value_is "$count" available
 elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$OP_PID_scale/status")

@@ -71,7 +71,10 @@ for reason in Created Updated; do
 done
 
 step "steady state: no writes for a minute"
-eventually 60 value_is 1 jp deployment/nginx-app '{.status.availableReplicas}'
+# Converged: the rollout is over (no old Pods left) and the AppService status says so.
+eventually 120 value_is "1 1 1 1" jp deployment/nginx-app '{.status.replicas} {.status.updatedReplicas} {.status.readyReplicas} {.status.availableReplicas}'
+eventually 60 value_is "1 1 $(jp appservice/nginx-app '{.metadata.generation}')" \
+  jp appservice/nginx-app '{.status.replicas} {.status.availableReplicas} {.status.observedGeneration}'
 rv_before=$(k get appservice/nginx-app deployment/nginx-app service/nginx-app -o jsonpath='{range .items[*]}{.metadata.resourceVersion} {end}')
 w_before=$(writes "$OP_METRICS_main")
 deadline=$(( $(date +%s) + 60 ))
