@@ -39,7 +39,7 @@ TEST_CASE("RealClock is monotonic and its wall time is near the system clock", "
   CHECK(std::chrono::abs(diff) < 5s);
 }
 
-TEST_CASE("SeededRandom is reproducible and stays in [0, 1)", "[clock]") {
+TEST_CASE("SeededRandom is reproducible and stays within 0 to 1", "[clock]") {
   ctrl::SeededRandom a(7);
   ctrl::SeededRandom b(7);
   ctrl::SeededRandom c(8);

@@ -303,7 +303,7 @@ TEST_CASE("/readyz is 503 naming the failing check until it passes", "[health]")
       [&] { server.stop(); });
 }
 
-TEST_CASE("oversized and idle clients are cut off; stop() closes connections", "[health]") {
+TEST_CASE("oversized and idle clients are cut off, stop() closes connections", "[health]") {
   asio::io_context io;
   ctrl::RealClock clock;
   auto options = local_options();
@@ -362,7 +362,7 @@ TEST_CASE("oversized and idle clients are cut off; stop() closes connections", "
       [&] { server.stop(); });
 }
 
-TEST_CASE("a disabled server binds nothing; a port in use fails at start", "[health]") {
+TEST_CASE("a disabled server binds nothing, a port in use fails at start", "[health]") {
   asio::io_context io;
   ctrl::RealClock clock;
   HealthServer::Options off;

@@ -138,7 +138,7 @@ TEST_CASE("informer: a watch that ends at once with no events is a failure", "[i
   CHECK(std::holds_alternative<DoWatch>(ok.next));
 }
 
-TEST_CASE("informer: 410 from the watch relists; an ERROR event 410 too", "[informer]") {
+TEST_CASE("informer: 410 from the watch relists, an ERROR event 410 too", "[informer]") {
   auto r = step(watching_state(), WatchFailed{error_of(kube::Errc::gone)});
   CHECK(r.state.phase == Phase::listing);
   CHECK(std::holds_alternative<DoList>(r.next));

@@ -154,7 +154,7 @@ awaitable<bool> wait_for(std::function<bool()> done, std::chrono::milliseconds l
 
 }  // namespace
 
-TEST_CASE("elector: one of two candidates creates the Lease and leads; release hands over",
+TEST_CASE("elector: one of two candidates creates the Lease and leads, release hands over",
           "[leader]") {
   Fixture f;
   ctrl::MetricsRegistry metrics_a;

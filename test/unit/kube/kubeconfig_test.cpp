@@ -135,8 +135,9 @@ TEST_CASE("current-context: token, CA file, path prefix, tls-server-name, namesp
   CHECK(rc.source == "kubeconfig " + fixture("kubeconfig.yaml") + " context token");
 }
 
-TEST_CASE("--context picks another context: IPv6 server, CA and client cert from -data fields",
-          "[kubeconfig]") {
+TEST_CASE(
+    "the context flag picks another context: IPv6 server, CA and client cert from -data fields",
+    "[kubeconfig]") {
   const RestConfig rc = main_context("ipv6-cert-data");
   CHECK(rc.context_name == "ipv6-cert-data");
   CHECK(rc.host == "fd00::1");
@@ -279,7 +280,7 @@ TEST_CASE("server URL forms", "[kubeconfig]") {
 
 // ---- Precedence. ----
 
-TEST_CASE("--kubeconfig beats KUBECONFIG, in-cluster and ~/.kube/config", "[kubeconfig]") {
+TEST_CASE("the kubeconfig flag beats KUBECONFIG, in-cluster and ~/.kube/config", "[kubeconfig]") {
   auto env = kInClusterEnv;
   env["KUBECONFIG"] = fixture("merge/first.yaml");
   LoadOptions o = isolated(env);
@@ -416,7 +417,7 @@ TEST_CASE("in-cluster: POD_NAMESPACE, IPv6 host, no CA, bad CA, bad port", "[kub
   CHECK(kube::in_cluster_possible(env_of(kInClusterEnv), root));
 }
 
-TEST_CASE("~/.kube/config last; HOME from the environment; nothing found", "[kubeconfig]") {
+TEST_CASE("~/.kube/config last, HOME from the environment, nothing found", "[kubeconfig]") {
   // Service host set but no token mounted: not in a pod, fall through to the home folder.
   LoadOptions o = isolated(kInClusterEnv);
   o.home_dir = fixture("home");
@@ -618,7 +619,7 @@ TEST_CASE("TokenSource: token file is re-read when it changes, every minute, and
   CHECK(tokens.token() == "tok-5");
 }
 
-TEST_CASE("TokenSource: a static token wins over the token file; start-up errors", "[kubeconfig]") {
+TEST_CASE("TokenSource: a static token wins over the token file, start-up errors", "[kubeconfig]") {
   TempDir dir;
   RestConfig rc;
   rc.token = "static";

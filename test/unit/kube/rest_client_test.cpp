@@ -87,7 +87,7 @@ std::string page(int first, int n, const std::string& cont, const std::string& r
 
 }  // namespace
 
-TEST_CASE("get parses the object; errors come from the Status body", "[rest]") {
+TEST_CASE("get parses the object, errors come from the Status body", "[rest]") {
   Fixture f([](const FakeApiServer::Request& r) {
     if (r.target.ends_with("/cm-1")) {
       return FakeApiServer::Reply::json(200,
@@ -117,7 +117,7 @@ TEST_CASE("get parses the object; errors come from the Status body", "[rest]") {
   CHECK(snap[1].code == "404");
 }
 
-TEST_CASE("429 keeps Retry-After; non-JSON bodies still give a typed error", "[rest]") {
+TEST_CASE("429 keeps Retry-After, non-JSON bodies still give a typed error", "[rest]") {
   Fixture f([](const FakeApiServer::Request& r) {
     if (r.target.ends_with("/busy")) {
       auto reply = FakeApiServer::Reply::json(
@@ -315,7 +315,7 @@ TEST_CASE("writes use the right verb, content type and query", "[rest]") {
   CHECK(parse(seen[6].body) == parse(R"({"kind":"DeleteOptions","apiVersion":"v1"})"));
 }
 
-TEST_CASE("a 2xx body that is not JSON is an error; an empty body is a Null document", "[rest]") {
+TEST_CASE("a 2xx body that is not JSON is an error, an empty body is a Null document", "[rest]") {
   Fixture f([](const FakeApiServer::Request& r) {
     return FakeApiServer::Reply::json(200, r.target.ends_with("/empty") ? "" : "not json");
   });
