@@ -126,17 +126,19 @@ k delete appservice nginx-app --wait=true --timeout=60s >/dev/null
 eventually 60 sh -c "! kubectl -n $ns get deployment nginx-app && ! kubectl -n $ns get service nginx-app"
 
 step "no request was refused by RBAC"
-# -v 2 logs every failed write, also the 403s a terminating namespace gives (other tests' leftovers
-# in other namespaces): those are not RBAC and are allowed.
+# -v 2 logs every failed write. Two kinds of 403 are not RBAC and are allowed: a terminating
+# namespace (other tests' leftovers), and OwnerReferencesPermissionEnforcement's "cannot find
+# RESTMapping": that admission plugin refreshes its discovery only every 30 s, so for a while after
+# an API server (re)start or a new CRD it does not know AppService yet; the operator retries.
 logs=$(docker logs "$op" 2>&1)
 denied=$(grep -Ei 'forbidden|cannot (get|list|watch|create|update|patch|delete) resource' <<<"$logs" |
-  grep -v 'because it is being terminated' || true)
+  grep -v -e 'because it is being terminated' -e 'cannot find RESTMapping' || true)
 if [ -n "$denied" ]; then
   head -n 5 <<<"$denied"
   fail "the operator was refused something under deploy/rbac.yaml"
 fi
 codes=$(curl -fsS "127.0.0.1:$metrics/metrics" | grep '^rest_client_requests_total' | grep -o 'code="[0-9]*"' | sort -u | tr '\n' ' ')
-echo "rest_client_requests_total codes: $codes(403s, if any, were terminating namespaces)"
+echo "rest_client_requests_total codes: $codes(403s, if any, were the two kinds above)"
 
 step "docker stop releases cleanly"
 docker stop -t 20 "$op" >/dev/null
