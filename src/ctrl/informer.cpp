@@ -8,17 +8,13 @@
 #include <utility>
 
 #include "ctrl/object_meta.h"
+#include "ctrl/overloaded.h"
 
 namespace ctrl {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
 namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
 
 // List items carry no apiVersion/kind on the wire; put them back from the list's own
 // ("DeploymentList" -> "Deployment") so cached objects look like the ones a watch delivers.

@@ -4,13 +4,10 @@
 
 #include <utility>
 
+#include "ctrl/overloaded.h"
+
 namespace ctrl::informer {
 namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
 
 Step relist(State state, std::vector<StoreOp> ops = {}) {
   state.phase = Phase::listing;

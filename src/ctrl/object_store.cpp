@@ -3,14 +3,10 @@
 #include <utility>
 
 #include "ctrl/object_meta.h"
+#include "ctrl/overloaded.h"
 
 namespace ctrl {
 namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
 
 std::string owner_uid(const ObjectPtr& object) {
   auto owner = controller_owner(*object);
