@@ -40,6 +40,15 @@ struct AppServiceReconciler::Child {
   bool (*matches)(const rapidjson::Value&, const rapidjson::Value&);
 };
 
+AppServiceReconciler::Child AppServiceReconciler::deployment_child() const {
+  return {"Deployment", kDeployments, sources_.deployments, &desired_deployment,
+          &deployment_matches};
+}
+
+AppServiceReconciler::Child AppServiceReconciler::service_child() const {
+  return {"Service", kServices, sources_.services, &desired_service, &service_matches};
+}
+
 struct AppServiceReconciler::Outcome {
   Outcome() = default;  // not an aggregate: GCC 12 co_await temporaries (kube/list_options.h)
   std::shared_ptr<const rapidjson::Document> object;  // the child as last seen or written
@@ -74,7 +83,7 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
 
   if (app.being_deleted) {
     if (!app.has_finalizer(kFinalizer)) co_return ReconcileResult::done();
-    co_return co_await finalize(*object, app, ctx);
+    co_return co_await finalize(app, ctx);
   }
   if (!app.has_finalizer(kFinalizer)) co_return co_await add_finalizer(*object, app, ctx);
 
@@ -106,9 +115,8 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
     co_return ReconcileResult::terminal("invalid spec: " + parsed.problems_message());
   }
 
-  const Child deployment{"Deployment", kDeployments, sources_.deployments, &desired_deployment,
-                         &deployment_matches};
-  const Child service{"Service", kServices, sources_.services, &desired_service, &service_matches};
+  const Child deployment = deployment_child();
+  const Child service = service_child();
   auto d = co_await ensure_child(deployment, app, ctx);
   // No co_await inside ?: : GCC 12 destroys the wrong temporary (seen under ASan).
   Outcome s;
@@ -171,14 +179,10 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::add_finalizer(
   co_return ReconcileResult::done();  // the update event brings the key back
 }
 
-asio::awaitable<ReconcileResult> AppServiceReconciler::finalize(const rapidjson::Value& object,
-                                                                const AppService& app,
+asio::awaitable<ReconcileResult> AppServiceReconciler::finalize(const AppService& app,
                                                                 const ctrl::ReconcileContext& ctx) {
-  (void)object;
   // Works even if apply never ran: only children that name this AppService as controller go.
-  const Child children[] = {
-      {"Deployment", kDeployments, sources_.deployments, &desired_deployment, &deployment_matches},
-      {"Service", kServices, sources_.services, &desired_service, &service_matches}};
+  const Child children[] = {deployment_child(), service_child()};
   for (const auto& child : children) {
     auto outcome = co_await remove_child(child, app, ctx);
     if (outcome.issue == ReconcileIssue::reconcile_error) {

@@ -43,11 +43,13 @@ class AppServiceReconciler final : public ctrl::Reconciler {
   struct Child;
   struct Outcome;
 
+  Child deployment_child() const;
+  Child service_child() const;
+
   boost::asio::awaitable<ctrl::ReconcileResult> add_finalizer(const rapidjson::Value& object,
                                                               const AppService& app,
                                                               const ctrl::ReconcileContext& ctx);
-  boost::asio::awaitable<ctrl::ReconcileResult> finalize(const rapidjson::Value& object,
-                                                         const AppService& app,
+  boost::asio::awaitable<ctrl::ReconcileResult> finalize(const AppService& app,
                                                          const ctrl::ReconcileContext& ctx);
   boost::asio::awaitable<Outcome> ensure_child(const Child& child, const AppService& app,
                                                const ctrl::ReconcileContext& ctx);
