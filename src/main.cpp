@@ -22,11 +22,11 @@
 #include "ctrl/process_metrics.h"
 #include "ctrl/rest_client_metrics.h"
 #include "kube/config_error.h"
-#include "kube/exec_credential.h"
 #include "kube/http_transport.h"
 #include "kube/kubeconfig.h"
 #include "kube/request_metrics.h"
 #include "kube/rest_client.h"
+#include "kube/token_source.h"
 
 namespace {
 
@@ -209,11 +209,12 @@ int main(int argc, char** argv) {
     load.explicit_path = flags.kubeconfig;
     load.context = flags.context;
     config = kube::load_rest_config(load);
-    // Run an exec credential plugin once now, as controller-runtime does: a plugin missing from
-    // the image is a start-up error, not a retry loop.
-    if (config.exec) kube::ExecCredentialProvider(config).get();
+    // Fetch the credential once now, as controller-runtime does: an exec plugin missing from the
+    // image is a start-up error, not a retry loop. The transport keeps using this cached one.
+    auto tokens = std::make_shared<kube::TokenSource>(config);
+    tokens->token();
     client = std::make_shared<kube::RestClient>(std::make_shared<kube::HttpTransport>(
-        io.get_executor(), config, kube::HttpTransport::Options{}, nullptr, requests));
+        io.get_executor(), config, kube::HttpTransport::Options{}, tokens, requests));
   } catch (const kube::ConfigError& e) {
     std::cerr << "appservice-operator: " << e.what() << "\n";
     return kExitUsage;

@@ -4,7 +4,7 @@
 # while the operator is down, and foreground cascading).
 source "$(dirname "$0")/lib/common.sh"
 cd "${ASOP_SOURCE_DIR:?}"
-trap 'stop_all_operators; kubectl delete namespace "${ns:-none}" --wait=false >/dev/null 2>&1 || true' EXIT
+trap 'stop_all_operators; rm -rf "${exec_dir:-}"; kubectl delete namespace "${ns:-none}" --wait=false >/dev/null 2>&1 || true' EXIT
 kubectl apply -f crds/ >/dev/null
 kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
 ns=op-$RANDOM$RANDOM
@@ -108,9 +108,21 @@ stop_operator "$OP_PID_main" TERM || fail "operator did not exit 0 on SIGTERM"
 k delete appservice later --wait=false >/dev/null
 [ -n "$(jp appservice/later '{.metadata.deletionTimestamp}')" ] || fail "no deletionTimestamp"
 k get deployment later >/dev/null || fail "deployment gone without the operator"
-start_operator again
+# This start authenticates with an exec credential plugin (as EKS/GKE/AKS kubeconfigs do): the
+# credential it returns has no expiry, so the plugin must run once, not once per request.
+exec_dir=$(mktemp -d /tmp/asop-e2e-exec.XXXXXX)
+cp "$KUBECONFIG" "$exec_dir/kubeconfig"
+kubectl --kubeconfig "$exec_dir/kubeconfig" config set-credentials e2e-exec \
+  --exec-api-version=client.authentication.k8s.io/v1 --exec-interactive-mode=Never \
+  --exec-command="$PWD/test/e2e/fixtures/exec-credential.sh" \
+  --exec-env="ASOP_E2E_TOKEN_FILE=${ASOP_CONTROLPLANE_DIR:-$(dirname "$KUBECONFIG")}/token" \
+  --exec-env="ASOP_E2E_EXEC_LOG=$exec_dir/runs" >/dev/null
+kubectl --kubeconfig "$exec_dir/kubeconfig" config set-context --current --user=e2e-exec >/dev/null
+OP_KUBECONFIG=$exec_dir/kubeconfig start_operator again
 eventually 60 sh -c "! kubectl -n $ns get appservice later"
 eventually 60 sh -c "! kubectl -n $ns get deployment later && ! kubectl -n $ns get service later"
+runs=$(grep -c . "$exec_dir/runs")
+[ "$runs" = 1 ] || fail "the exec credential plugin ran $runs times, want 1"
 
 step "foreground cascading delete"
 new_app fg

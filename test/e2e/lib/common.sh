@@ -38,6 +38,7 @@ free_port() {
 
 # start_operator NAME [FLAGS...]: runs $ASOP_BINARY in the background with free metrics/probe
 # ports; sets OP_PID_<NAME>, OP_METRICS_<NAME>, OP_HEALTH_<NAME>; logs to $OP_LOG_DIR/NAME.log.
+# OP_KUBECONFIG, when set, replaces $KUBECONFIG for it.
 # Every operator started here is stopped when the test exits (stop_all_operators in the trap).
 OP_LOG_DIR=${OP_LOG_DIR:-$(mktemp -d /tmp/asop-e2e-logs.XXXXXX)}
 OPERATOR_PIDS=()
@@ -45,7 +46,7 @@ start_operator() {
   local name=$1; shift
   local metrics health
   metrics=$(free_port); health=$(free_port)
-  "${ASOP_BINARY:?ASOP_BINARY must name the operator binary}" --kubeconfig "$KUBECONFIG" \
+  "${ASOP_BINARY:?ASOP_BINARY must name the operator binary}" --kubeconfig "${OP_KUBECONFIG:-$KUBECONFIG}" \
     --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$health" \
     "$@" >> "$OP_LOG_DIR/$name.log" 2>&1 &
   local pid=$!
