@@ -3,11 +3,15 @@
 // Helpers shared by the C++ e2e tests: a client for $KUBECONFIG, kubectl as users run it, and
 // waiting on the event loop with a deadline.
 
+#include <sys/wait.h>
+
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <random>
@@ -16,6 +20,7 @@
 #include "kube/http_transport.h"
 #include "kube/kubeconfig.h"
 #include "kube/request_metrics.h"
+#include "kube/resource_path.h"
 #include "kube/rest_client.h"
 
 namespace e2e {
@@ -33,10 +38,11 @@ inline std::string controlplane_dir() {
   return dir;
 }
 
-inline std::shared_ptr<kube::RestClient> client_for(boost::asio::io_context& io,
-                                                    const std::string& kubeconfig) {
+inline std::shared_ptr<kube::RestClient> client_for(
+    boost::asio::io_context& io, const std::string& kubeconfig,
+    std::chrono::milliseconds request_timeout = std::chrono::seconds(10)) {
   kube::HttpTransport::Options options;
-  options.request_timeout = std::chrono::seconds(10);
+  options.request_timeout = request_timeout;
   return std::make_shared<kube::RestClient>(std::make_shared<kube::HttpTransport>(
       io.get_executor(), kube::Kubeconfig::load_file(kubeconfig).resolve(), options, nullptr,
       std::make_shared<kube::RequestMetrics>()));
@@ -66,6 +72,25 @@ inline CommandResult kubectl(const std::string& args, const std::string& kubecon
 inline std::string unique_name(const std::string& prefix) {
   static std::mt19937_64 rng{std::random_device{}()};
   return prefix + "-" + std::to_string(rng() % 1000000000);
+}
+
+// Runs `body(ns)` in namespace `ns`, created first and deleted afterwards even when the body fails.
+inline boost::asio::awaitable<void> in_namespace(
+    kube::RestClient& client, std::string ns,
+    std::function<boost::asio::awaitable<void>(std::string)> body) {
+  const auto namespaces = kube::ResourcePath::from_api_version("v1", "namespaces");
+  auto created = co_await client.create(
+      namespaces, R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + "\"}}");
+  REQUIRE(created.ok());
+  std::exception_ptr failure;
+  try {
+    co_await body(ns);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  auto deleted = co_await client.delete_(namespaces.named(ns));
+  if (failure) std::rethrow_exception(failure);
+  CHECK(deleted.ok());
 }
 
 // Runs the loop in short slices until `done()` or the deadline; whether `done()` held.

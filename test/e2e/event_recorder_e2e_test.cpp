@@ -23,7 +23,7 @@
 #include "ctrl/event.h"
 #include "ctrl/event_recorder.h"
 #include "ctrl/metrics_registry.h"
-#include "kube/kubeconfig.h"
+#include "e2e_support.h"
 #include "kube/rest_client.h"
 
 namespace asio = boost::asio;
@@ -37,38 +37,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const auto kNamespaces = ResourcePath::from_api_version("v1", "namespaces");
 const auto kConfigMaps = ResourcePath::from_api_version("v1", "configmaps");
 const auto kEvents = ResourcePath::from_api_version("v1", "events");
-
-std::string kubeconfig_path() {
-  const char* path = std::getenv("KUBECONFIG");
-  REQUIRE(path != nullptr);
-  return path;
-}
-
-std::shared_ptr<RestClient> client_for(asio::io_context& io) {
-  kube::HttpTransport::Options options;
-  options.request_timeout = 10s;
-  return std::make_shared<RestClient>(std::make_shared<kube::HttpTransport>(
-      io.get_executor(), kube::Kubeconfig::load_file(kubeconfig_path()).resolve(), options, nullptr,
-      std::make_shared<kube::RequestMetrics>()));
-}
 
 std::string str(const rapidjson::Value& v) {
   REQUIRE(v.IsString());
   return {v.GetString(), v.GetStringLength()};
-}
-
-// kubectl as a user runs it (KUBECONFIG from the environment); its stdout and exit status.
-std::pair<int, std::string> kubectl(const std::string& args) {
-  FILE* pipe = ::popen(("kubectl " + args + " 2>&1").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
 // The line of `text` that contains `needle`, or "" (describe prints one line per Event).
@@ -78,24 +52,6 @@ std::string line_with(const std::string& text, const std::string& needle) {
     if (line.find(needle) != std::string::npos) return line;
   }
   return {};
-}
-
-// Runs `body` in a fresh namespace, deleted afterwards even when the body fails.
-awaitable<void> in_namespace(RestClient& client, std::function<awaitable<void>(std::string)> body) {
-  std::random_device rd;
-  const std::string ns = "ev-" + std::to_string(rd() % 1000000);
-  auto created = co_await client.create(
-      kNamespaces, R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + "\"}}");
-  REQUIRE(created.ok());
-  std::exception_ptr failure;
-  try {
-    co_await body(ns);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  auto deleted = co_await client.delete_(kNamespaces.named(ns));
-  if (failure) std::rethrow_exception(failure);
-  CHECK(deleted.ok());
 }
 
 EventRecorder::Options recorder_options() {
@@ -111,14 +67,14 @@ EventRecorder::Options recorder_options() {
 TEST_CASE("kubectl describe shows recorded Events, a repeat as one Event with x2",
           "[e2e][events]") {
   asio::io_context io;
-  auto client = client_for(io);
+  auto client = e2e::client_for(io, e2e::kubeconfig_path());
   ctrl::RealClock clock;
   ctrl::MetricsRegistry metrics;
   std::string ns;
   const std::string name = "events-subject";
   run_async(io,
-            in_namespace(
-                *client,
+            e2e::in_namespace(
+                *client, e2e::unique_name("ev"),
                 [&](std::string n) -> awaitable<void> {
                   ns = n;
                   auto cm = co_await client->create(
@@ -140,7 +96,8 @@ TEST_CASE("kubectl describe shows recorded Events, a repeat as one Event with x2
                   CHECK(rec.pending() == 0);
 
                   // kubectl describe looks Events up while the namespace still exists.
-                  const auto [status, out] = kubectl("describe configmap " + name + " -n " + ns);
+                  const auto [status, out] = e2e::kubectl(
+                      "describe configmap " + name + " -n " + ns + " 2>&1", e2e::kubeconfig_path());
                   INFO(out);
                   REQUIRE(status == 0);
                   CHECK(out.find("Events:") != std::string::npos);

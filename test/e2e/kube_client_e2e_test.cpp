@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "../unit/kube/async_test.h"
+#include "e2e_support.h"
 #include "kube/kubeconfig.h"
 #include "kube/rest_client.h"
 #include "kube/watch_stream.h"
@@ -130,25 +131,6 @@ awaitable<std::string> whoami(RestClient& client) {
   co_return str((*res->body)["status"]["userInfo"]["username"]);
 }
 
-// Runs `body` in a fresh namespace, deleted afterwards even when the body fails.
-awaitable<void> in_namespace(RestClient& client, std::string prefix,
-                             std::function<awaitable<void>(std::string)> body) {
-  std::random_device rd;
-  const std::string ns = prefix + "-" + std::to_string(rd() % 1000000);
-  auto created = co_await client.create(
-      kNamespaces, R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + "\"}}");
-  REQUIRE(created.ok());
-  std::exception_ptr failure;
-  try {
-    co_await body(ns);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  auto deleted = co_await client.delete_(kNamespaces.named(ns));
-  if (failure) std::rethrow_exception(failure);
-  CHECK(deleted.ok());
-}
-
 std::string config_map(const std::string& ns, const std::string& name, const std::string& label,
                        const std::string& value) {
   return R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name +
@@ -255,91 +237,93 @@ TEST_CASE("ConfigMaps: create, paginated list, get, apply, patches, delete", "[e
   auto transport = transport_for(io, cp.token(), metrics);
   RestClient client(transport);
   run_async(
-      io, in_namespace(client, "asop-e2e-rest", [&](std::string ns) -> awaitable<void> {
-        const auto cms = kConfigMaps.in_namespace(ns);
-        const auto start = std::chrono::steady_clock::now();
-        for (int i = 0; i < 50; ++i) {
-          auto created = co_await client.create(
-              cms, config_map(ns, "cm-" + std::to_string(i), "page", std::to_string(i)));
-          REQUIRE(created.ok());
-          CHECK(created->status == 201);
-        }
-        const auto took = std::chrono::steady_clock::now() - start;
-        WARN("50 creates took "
-             << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms on "
-             << transport->connections_opened() << " connection(s)");
-        // Sequential requests share one keep-alive connection (plus the namespace create).
-        CHECK(transport->connections_opened() <= 2);
+      io,
+      e2e::in_namespace(
+          client, e2e::unique_name("asop-e2e-rest"), [&](std::string ns) -> awaitable<void> {
+            const auto cms = kConfigMaps.in_namespace(ns);
+            const auto start = std::chrono::steady_clock::now();
+            for (int i = 0; i < 50; ++i) {
+              auto created = co_await client.create(
+                  cms, config_map(ns, "cm-" + std::to_string(i), "page", std::to_string(i)));
+              REQUIRE(created.ok());
+              CHECK(created->status == 201);
+            }
+            const auto took = std::chrono::steady_clock::now() - start;
+            WARN("50 creates took "
+                 << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms on "
+                 << transport->connections_opened() << " connection(s)");
+            // Sequential requests share one keep-alive connection (plus the namespace create).
+            CHECK(transport->connections_opened() <= 2);
 
-        // Page by hand with limit=7: 8 pages, every object exactly once.
-        kube::ListOptions o;
-        o.limit = 7;
-        o.label_selector = "e2e=page";  // excludes the namespace's kube-root-ca.crt
-        std::set<std::string> names;
-        int pages = 0;
-        for (;;) {
-          auto page = co_await client.list(cms, o);
-          REQUIRE(page.ok());
-          ++pages;
-          const auto& items = (*page->body)["items"];
-          CHECK(items.Size() <= 7);
-          for (const auto& item : items.GetArray()) names.insert(str(item["metadata"]["name"]));
-          const auto& md = (*page->body)["metadata"];
-          if (!md.HasMember("continue") || md["continue"].GetStringLength() == 0) break;
-          o.continue_token = str(md["continue"]);
-        }
-        CHECK(pages == 8);
-        CHECK(names.size() == 50);
+            // Page by hand with limit=7: 8 pages, every object exactly once.
+            kube::ListOptions o;
+            o.limit = 7;
+            o.label_selector = "e2e=page";  // excludes the namespace's kube-root-ca.crt
+            std::set<std::string> names;
+            int pages = 0;
+            for (;;) {
+              auto page = co_await client.list(cms, o);
+              REQUIRE(page.ok());
+              ++pages;
+              const auto& items = (*page->body)["items"];
+              CHECK(items.Size() <= 7);
+              for (const auto& item : items.GetArray()) names.insert(str(item["metadata"]["name"]));
+              const auto& md = (*page->body)["metadata"];
+              if (!md.HasMember("continue") || md["continue"].GetStringLength() == 0) break;
+              o.continue_token = str(md["continue"]);
+            }
+            CHECK(pages == 8);
+            CHECK(names.size() == 50);
 
-        kube::ListOptions all;
-        all.limit = 7;
-        all.label_selector = "e2e=page";
-        auto joined = co_await client.list_all(cms, all);
-        REQUIRE(joined.ok());
-        CHECK((*joined->body)["items"].Size() == 50);
-        CHECK_FALSE((*joined->body)["metadata"]["resourceVersion"].GetStringLength() == 0);
+            kube::ListOptions all;
+            all.limit = 7;
+            all.label_selector = "e2e=page";
+            auto joined = co_await client.list_all(cms, all);
+            REQUIRE(joined.ok());
+            CHECK((*joined->body)["items"].Size() == 50);
+            CHECK_FALSE((*joined->body)["metadata"]["resourceVersion"].GetStringLength() == 0);
 
-        auto got = co_await client.get(cms.named("cm-7"));
-        REQUIRE(got.ok());
-        CHECK(str((*got->body)["data"]["k"]) == "7");
+            auto got = co_await client.get(cms.named("cm-7"));
+            REQUIRE(got.ok());
+            CHECK(str((*got->body)["data"]["k"]) == "7");
 
-        // Server-side apply: the second identical apply changes nothing, not even the RV.
-        const std::string desired = config_map(ns, "applied", "apply", "v1");
-        auto first = co_await client.apply(cms.named("applied"), desired, "asop-e2e");
-        REQUIRE(first.ok());
-        auto second = co_await client.apply(cms.named("applied"), desired, "asop-e2e");
-        REQUIRE(second.ok());
-        CHECK(rv_of(*second->body) == rv_of(*first->body));
+            // Server-side apply: the second identical apply changes nothing, not even the RV.
+            const std::string desired = config_map(ns, "applied", "apply", "v1");
+            auto first = co_await client.apply(cms.named("applied"), desired, "asop-e2e");
+            REQUIRE(first.ok());
+            auto second = co_await client.apply(cms.named("applied"), desired, "asop-e2e");
+            REQUIRE(second.ok());
+            CHECK(rv_of(*second->body) == rv_of(*first->body));
 
-        auto merged = co_await client.patch(cms.named("applied"), kube::PatchType::merge,
-                                            R"({"data":{"k":"merged"}})");
-        REQUIRE(merged.ok());
-        CHECK(str((*merged->body)["data"]["k"]) == "merged");
+            auto merged = co_await client.patch(cms.named("applied"), kube::PatchType::merge,
+                                                R"({"data":{"k":"merged"}})");
+            REQUIRE(merged.ok());
+            CHECK(str((*merged->body)["data"]["k"]) == "merged");
 
-        // JSON patch guarded by a test op that no longer holds.
-        auto guarded = co_await client.patch(
-            cms.named("applied"), kube::PatchType::json,
-            R"([{"op":"test","path":"/data/k","value":"v1"},{"op":"replace","path":"/data/k","value":"x"}])");
-        REQUIRE_FALSE(guarded.ok());
-        INFO(guarded.error().describe());
-        CHECK((guarded.error().is(Errc::conflict) || guarded.error().is(Errc::invalid)));
+            // JSON patch guarded by a test op that no longer holds.
+            auto guarded = co_await client.patch(
+                cms.named("applied"), kube::PatchType::json,
+                R"([{"op":"test","path":"/data/k","value":"v1"},{"op":"replace","path":"/data/k","value":"x"}])");
+            REQUIRE_FALSE(guarded.ok());
+            INFO(guarded.error().describe());
+            CHECK((guarded.error().is(Errc::conflict) || guarded.error().is(Errc::invalid)));
 
-        // Delete with a stale uid precondition is a conflict; a plain delete succeeds.
-        kube::DeleteOptions stale;
-        stale.precondition_uid = "00000000-0000-0000-0000-000000000000";
-        auto refused = co_await client.delete_(cms.named("applied"), stale);
-        REQUIRE_FALSE(refused.ok());
-        CHECK(refused.error().is(Errc::conflict));
-        kube::DeleteOptions current;
-        current.precondition_uid = str((*merged->body)["metadata"]["uid"]);
-        current.propagation_policy = "Background";
-        auto deleted = co_await client.delete_(cms.named("applied"), current);
-        REQUIRE(deleted.ok());
-        CHECK((deleted->status == 200 || deleted->status == 202));
-        auto gone = co_await client.get(cms.named("applied"));
-        REQUIRE_FALSE(gone.ok());
-        CHECK(gone.error().is(Errc::not_found));
-      }));
+            // Delete with a stale uid precondition is a conflict; a plain delete succeeds.
+            kube::DeleteOptions stale;
+            stale.precondition_uid = "00000000-0000-0000-0000-000000000000";
+            auto refused = co_await client.delete_(cms.named("applied"), stale);
+            REQUIRE_FALSE(refused.ok());
+            CHECK(refused.error().is(Errc::conflict));
+            kube::DeleteOptions current;
+            current.precondition_uid = str((*merged->body)["metadata"]["uid"]);
+            current.propagation_policy = "Background";
+            auto deleted = co_await client.delete_(cms.named("applied"), current);
+            REQUIRE(deleted.ok());
+            CHECK((deleted->status == 200 || deleted->status == 202));
+            auto gone = co_await client.get(cms.named("applied"));
+            REQUIRE_FALSE(gone.ok());
+            CHECK(gone.error().is(Errc::not_found));
+          }));
   // rest_client_requests_total: the namespace and 51 ConfigMaps created, 409 twice (patch test
   // op may be 422 instead), one 404.
   CHECK(metrics->count("201", "POST", transport->host()) == 51);
@@ -351,59 +335,62 @@ TEST_CASE("a watch sees ADDED, MODIFIED, DELETED in order and ends cleanly", "[e
   asio::io_context io;
   auto transport = transport_for(io, cp.cert);
   RestClient client(transport);
-  run_async(io, in_namespace(client, "asop-e2e-watch", [&](std::string ns) -> awaitable<void> {
-              const auto cms = kConfigMaps.in_namespace(ns);
-              kube::ListOptions lo;
-              lo.label_selector = "e2e=watch";
-              auto listed = co_await client.list_all(cms, lo);
-              REQUIRE(listed.ok());
-              kube::WatchOptions wo;
-              wo.resource_version = rv_of(*listed->body);
-              wo.timeout_seconds = 60;
-              wo.label_selector = "e2e=watch";
-              auto opened = co_await client.watch(cms, wo);
-              REQUIRE(opened.ok());
-              auto& w = *opened;
+  run_async(io,
+            e2e::in_namespace(
+                client, e2e::unique_name("asop-e2e-watch"), [&](std::string ns) -> awaitable<void> {
+                  const auto cms = kConfigMaps.in_namespace(ns);
+                  kube::ListOptions lo;
+                  lo.label_selector = "e2e=watch";
+                  auto listed = co_await client.list_all(cms, lo);
+                  REQUIRE(listed.ok());
+                  kube::WatchOptions wo;
+                  wo.resource_version = rv_of(*listed->body);
+                  wo.timeout_seconds = 60;
+                  wo.label_selector = "e2e=watch";
+                  auto opened = co_await client.watch(cms, wo);
+                  REQUIRE(opened.ok());
+                  auto& w = *opened;
 
-              auto created = co_await client.create(cms, config_map(ns, "w", "watch", "1"));
-              REQUIRE(created.ok());
-              auto patched = co_await client.patch(cms.named("w"), kube::PatchType::merge,
-                                                   R"({"data":{"k":"2"}})");
-              REQUIRE(patched.ok());
-              auto deleted = co_await client.delete_(cms.named("w"));
-              REQUIRE(deleted.ok());
+                  auto created = co_await client.create(cms, config_map(ns, "w", "watch", "1"));
+                  REQUIRE(created.ok());
+                  auto patched = co_await client.patch(cms.named("w"), kube::PatchType::merge,
+                                                       R"({"data":{"k":"2"}})");
+                  REQUIRE(patched.ok());
+                  auto deleted = co_await client.delete_(cms.named("w"));
+                  REQUIRE(deleted.ok());
 
-              std::vector<WatchEvent::Type> types;
-              std::vector<std::string> rvs;
-              while (types.size() < 3) {
-                auto ev = co_await w->next();
-                REQUIRE(ev.ok());
-                REQUIRE(ev->has_value());
-                if ((*ev)->type == WatchEvent::Type::bookmark) continue;
-                CHECK(str((**ev).object->operator[]("metadata")["name"]) == "w");
-                types.push_back((*ev)->type);
-                rvs.push_back((*ev)->resource_version);
-              }
-              CHECK(types == std::vector<WatchEvent::Type>{WatchEvent::Type::added,
-                                                           WatchEvent::Type::modified,
-                                                           WatchEvent::Type::deleted});
-              CHECK(rvs[0] == rv_of(*created->body));
-              CHECK(rvs[1] == rv_of(*patched->body));
-              w->cancel();
+                  std::vector<WatchEvent::Type> types;
+                  std::vector<std::string> rvs;
+                  while (types.size() < 3) {
+                    auto ev = co_await w->next();
+                    REQUIRE(ev.ok());
+                    REQUIRE(ev->has_value());
+                    if ((*ev)->type == WatchEvent::Type::bookmark) continue;
+                    CHECK(str((**ev).object->operator[]("metadata")["name"]) == "w");
+                    types.push_back((*ev)->type);
+                    rvs.push_back((*ev)->resource_version);
+                  }
+                  CHECK(types == std::vector<WatchEvent::Type>{WatchEvent::Type::added,
+                                                               WatchEvent::Type::modified,
+                                                               WatchEvent::Type::deleted});
+                  CHECK(rvs[0] == rv_of(*created->body));
+                  CHECK(rvs[1] == rv_of(*patched->body));
+                  w->cancel();
 
-              // timeoutSeconds=1: the server ends the watch, which is a clean end, not an error.
-              kube::WatchOptions brief = wo;
-              brief.resource_version = rvs[2];
-              brief.timeout_seconds = 1;
-              auto short_watch = co_await kube::WatchStream::open(*transport, cms, brief);
-              REQUIRE(short_watch.ok());
-              for (;;) {
-                auto ev = co_await (*short_watch)->next();
-                REQUIRE(ev.ok());
-                if (!ev->has_value()) break;
-                CHECK((*ev)->type == WatchEvent::Type::bookmark);
-              }
-            }));
+                  // timeoutSeconds=1: the server ends the watch, which is a clean end, not an
+                  // error.
+                  kube::WatchOptions brief = wo;
+                  brief.resource_version = rvs[2];
+                  brief.timeout_seconds = 1;
+                  auto short_watch = co_await kube::WatchStream::open(*transport, cms, brief);
+                  REQUIRE(short_watch.ok());
+                  for (;;) {
+                    auto ev = co_await (*short_watch)->next();
+                    REQUIRE(ev.ok());
+                    if (!ev->has_value()) break;
+                    CHECK((*ev)->type == WatchEvent::Type::bookmark);
+                  }
+                }));
 }
 
 TEST_CASE("a watch from a compacted resourceVersion is gone", "[e2e][kube]") {
@@ -411,39 +398,41 @@ TEST_CASE("a watch from a compacted resourceVersion is gone", "[e2e][kube]") {
   asio::io_context io;
   auto transport = transport_for(io, cp.token());
   RestClient client(transport);
-  run_async(io, in_namespace(client, "asop-e2e-compact", [&](std::string ns) -> awaitable<void> {
-              // core/v1 Events bypass the apiserver's watch cache (disabled for events by default),
-              // so the watch reaches etcd and sees the compaction.
-              const auto events = kEvents.in_namespace(ns);
-              auto event = [&](const std::string& name) {
-                return R"({"apiVersion":"v1","kind":"Event","metadata":{"name":")" + name +
-                       R"("},"involvedObject":{"kind":"ConfigMap","name":"x","namespace":")" + ns +
-                       R"("},"reason":"E2E","message":"compaction test","type":"Normal"})";
-              };
-              auto first = co_await client.create(events, event("first"));
-              REQUIRE(first.ok());
-              const std::string old_rv = rv_of(*first->body);
-              // Two more writes: etcd keeps the compaction revision itself, so the watch must start
-              // (at old_rv + 1) strictly below it to hit compacted history.
-              auto second = co_await client.create(events, event("second"));
-              REQUIRE(second.ok());
-              auto third = co_await client.create(events, event("third"));
-              REQUIRE(third.ok());
-              co_await compact_etcd(io, cp.etcd_url);
+  run_async(
+      io, e2e::in_namespace(
+              client, e2e::unique_name("asop-e2e-compact"), [&](std::string ns) -> awaitable<void> {
+                // core/v1 Events bypass the apiserver's watch cache (disabled for events by
+                // default), so the watch reaches etcd and sees the compaction.
+                const auto events = kEvents.in_namespace(ns);
+                auto event = [&](const std::string& name) {
+                  return R"({"apiVersion":"v1","kind":"Event","metadata":{"name":")" + name +
+                         R"("},"involvedObject":{"kind":"ConfigMap","name":"x","namespace":")" +
+                         ns + R"("},"reason":"E2E","message":"compaction test","type":"Normal"})";
+                };
+                auto first = co_await client.create(events, event("first"));
+                REQUIRE(first.ok());
+                const std::string old_rv = rv_of(*first->body);
+                // Two more writes: etcd keeps the compaction revision itself, so the watch must
+                // start (at old_rv + 1) strictly below it to hit compacted history.
+                auto second = co_await client.create(events, event("second"));
+                REQUIRE(second.ok());
+                auto third = co_await client.create(events, event("third"));
+                REQUIRE(third.ok());
+                co_await compact_etcd(io, cp.etcd_url);
 
-              kube::WatchOptions wo;
-              wo.resource_version = old_rv;
-              wo.timeout_seconds = 30;
-              auto opened = co_await kube::WatchStream::open(*transport, events, wo);
-              if (!opened.ok()) {
-                // Some versions answer the open itself with 410.
-                CHECK(opened.error().is(Errc::gone));
-                co_return;
-              }
-              auto ev = co_await (*opened)->next();
-              REQUIRE_FALSE(ev.ok());
-              INFO(ev.error().describe());
-              CHECK(ev.error().is(Errc::gone));
-              CHECK(ev.error().http_status == 410);
-            }));
+                kube::WatchOptions wo;
+                wo.resource_version = old_rv;
+                wo.timeout_seconds = 30;
+                auto opened = co_await kube::WatchStream::open(*transport, events, wo);
+                if (!opened.ok()) {
+                  // Some versions answer the open itself with 410.
+                  CHECK(opened.error().is(Errc::gone));
+                  co_return;
+                }
+                auto ev = co_await (*opened)->next();
+                REQUIRE_FALSE(ev.ok());
+                INFO(ev.error().describe());
+                CHECK(ev.error().is(Errc::gone));
+                CHECK(ev.error().http_status == 410);
+              }));
 }

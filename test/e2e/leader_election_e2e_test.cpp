@@ -22,7 +22,7 @@
 #include "ctrl/leader_election_record.h"
 #include "ctrl/leader_elector.h"
 #include "ctrl/metrics_registry.h"
-#include "kube/kubeconfig.h"
+#include "e2e_support.h"
 #include "kube/rest_client.h"
 
 namespace asio = boost::asio;
@@ -36,18 +36,12 @@ using SteadyClock = std::chrono::steady_clock;
 
 namespace {
 
-const auto kNamespaces = ResourcePath::from_api_version("v1", "namespaces");
 const auto kLeases = ResourcePath::from_api_version("coordination.k8s.io/v1", "leases");
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 
+// The request timeout stays below the renew deadline, as a manager would configure it.
 std::shared_ptr<RestClient> client_for(asio::io_context& io) {
-  const char* kubeconfig = std::getenv("KUBECONFIG");
-  REQUIRE(kubeconfig != nullptr);
-  kube::HttpTransport::Options options;
-  options.request_timeout = 5s;  // below the renew deadline, as a manager would configure it
-  return std::make_shared<RestClient>(std::make_shared<kube::HttpTransport>(
-      io.get_executor(), kube::Kubeconfig::load_file(kubeconfig).resolve(), options, nullptr,
-      std::make_shared<kube::RequestMetrics>()));
+  return e2e::client_for(io, e2e::kubeconfig_path(), 5s);
 }
 
 // Waits on the loop until `done()` or the deadline; whether `done()` held.
@@ -114,28 +108,6 @@ awaitable<ctrl::LeaderElectionRecord> read_lease(RestClient& client, const Resou
   co_return ctrl::LeaderElectionRecord::from_lease(*got->body);
 }
 
-std::string random_suffix() {
-  std::random_device rd;
-  return std::to_string(rd() % 1000000);
-}
-
-// Runs `body` in namespace `ns`, created first and deleted afterwards even when the body fails.
-awaitable<void> in_namespace(RestClient& admin, const std::string& ns,
-                             std::function<awaitable<void>()> body) {
-  auto created = co_await admin.create(
-      kNamespaces, R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + "\"}}");
-  REQUIRE(created.ok());
-  std::exception_ptr failure;
-  try {
-    co_await body();
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  auto deleted = co_await admin.delete_(kNamespaces.named(ns));
-  if (failure) std::rethrow_exception(failure);
-  CHECK(deleted.ok());
-}
-
 }  // namespace
 
 TEST_CASE("two electors: one leads, release hands over in a retry period, a crash in a lease",
@@ -143,7 +115,7 @@ TEST_CASE("two electors: one leads, release hands over in a retry period, a cras
   asio::io_context io;
   auto admin = client_for(io);
   ctrl::SeededRandom random;
-  const std::string ns = "le-e2e-" + random_suffix();
+  const std::string ns = e2e::unique_name("le-e2e");
   const std::string lease_name = "appservice-operator-lock";
   const auto lease = kLeases.in_namespace(ns).named(lease_name);
   const ctrl::LeaderElectionConfig config;  // client-go's 15 s / 10 s / 2 s
@@ -153,9 +125,9 @@ TEST_CASE("two electors: one leads, release hands over in a retry period, a cras
   Candidate c(io, ns, lease_name, "candidate-c", random);
   run_async(
       io,
-      in_namespace(
+      e2e::in_namespace(
           *admin, ns,
-          [&]() -> awaitable<void> {
+          [&](std::string) -> awaitable<void> {
             // Both start at once on a missing Lease: one creates it, the other gets 409 and waits.
             a.start(io);
             b.start(io);
@@ -253,49 +225,50 @@ TEST_CASE("a leader whose Lease is taken by someone else stops at once", "[e2e][
   asio::io_context io;
   auto admin = client_for(io);
   ctrl::SeededRandom random;
-  const std::string ns = "le-e2e-" + random_suffix();
+  const std::string ns = e2e::unique_name("le-e2e");
   const std::string lease_name = "lock";
   const auto lease = kLeases.in_namespace(ns).named(lease_name);
   Candidate a(io, ns, lease_name, "candidate-a", random);
   run_async(
       io,
-      in_namespace(*admin, ns,
-                   [&]() -> awaitable<void> {
-                     a.start(io);
-                     REQUIRE(co_await wait_for([&] { return a.leading(); }, 10s));
+      e2e::in_namespace(
+          *admin, ns,
+          [&](std::string) -> awaitable<void> {
+            a.start(io);
+            REQUIRE(co_await wait_for([&] { return a.leading(); }, 10s));
 
-                     // An intruder overwrites the holder (as a candidate that judged the lease
-                     // expired would).
-                     auto got = co_await admin->get(lease);
-                     REQUIRE(got.ok());
-                     auto record = ctrl::LeaderElectionRecord::from_lease(*got->body);
-                     record.holder_identity = "intruder";
-                     record.lease_transitions += 1;
-                     rapidjson::Document doc;
-                     doc.CopyFrom(*got->body, doc.GetAllocator());
-                     record.to_lease(doc, doc.GetAllocator());
-                     auto put = co_await admin->update(lease, kube::JsonBody(doc));
-                     REQUIRE(put.ok());
-                     const auto intruded = SteadyClock::now();
+            // An intruder overwrites the holder (as a candidate that judged the lease
+            // expired would).
+            auto got = co_await admin->get(lease);
+            REQUIRE(got.ok());
+            auto record = ctrl::LeaderElectionRecord::from_lease(*got->body);
+            record.holder_identity = "intruder";
+            record.lease_transitions += 1;
+            rapidjson::Document doc;
+            doc.CopyFrom(*got->body, doc.GetAllocator());
+            record.to_lease(doc, doc.GetAllocator());
+            auto put = co_await admin->update(lease, kube::JsonBody(doc));
+            REQUIRE(put.ok());
+            const auto intruded = SteadyClock::now();
 
-                     REQUIRE(co_await wait_for([&] { return a.stopped == 1; }, 5s));
-                     std::cout << "leader election e2e: leader noticed the lost lease after "
-                               << seconds(SteadyClock::now() - intruded) << " s\n";
-                     CHECK_FALSE(a.leading());
-                     CHECK(a.gauge() == 0);
-                     REQUIRE(co_await wait_for([&] { return a.finished; }, 5s));
-                     // It wrote nothing after losing: the intruder still holds the lease.
-                     auto after = co_await admin->get(lease);
-                     REQUIRE(after.ok());
-                     CHECK(ctrl::LeaderElectionRecord::from_lease(*after->body).holder_identity ==
-                           "intruder");
-                     // release() leaves someone else's lease alone.
-                     CHECK(co_await a.elector->release());
-                     auto still = co_await admin->get(lease);
-                     REQUIRE(still.ok());
-                     CHECK(ctrl::LeaderElectionRecord::from_lease(*still->body).holder_identity ==
-                           "intruder");
-                   }),
+            REQUIRE(co_await wait_for([&] { return a.stopped == 1; }, 5s));
+            std::cout << "leader election e2e: leader noticed the lost lease after "
+                      << seconds(SteadyClock::now() - intruded) << " s\n";
+            CHECK_FALSE(a.leading());
+            CHECK(a.gauge() == 0);
+            REQUIRE(co_await wait_for([&] { return a.finished; }, 5s));
+            // It wrote nothing after losing: the intruder still holds the lease.
+            auto after = co_await admin->get(lease);
+            REQUIRE(after.ok());
+            CHECK(ctrl::LeaderElectionRecord::from_lease(*after->body).holder_identity ==
+                  "intruder");
+            // release() leaves someone else's lease alone.
+            CHECK(co_await a.elector->release());
+            auto still = co_await admin->get(lease);
+            REQUIRE(still.ok());
+            CHECK(ctrl::LeaderElectionRecord::from_lease(*still->body).holder_identity ==
+                  "intruder");
+          }),
       [&] { a.elector->stop(); }, 30s);
   if (a.run_error) std::rethrow_exception(a.run_error);
 }
