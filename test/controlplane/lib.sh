@@ -1,15 +1,6 @@
 # Helpers for up.sh and down.sh.
 
-# free_port: a TCP port nobody listens on now.
-free_port() {
-  local p
-  for _ in $(seq 100); do
-    p=$(( 20000 + RANDOM % 30000 ))
-    if ! ss -Htln "sport = :$p" | grep -q .; then echo "$p"; return 0; fi
-  done
-  echo "no free port found" >&2
-  return 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/free_port.sh"
 
 # alive NAME DIR: the component's recorded process is still running (and is ours: its command line
 # names DIR, so a recycled pid is not mistaken for it).

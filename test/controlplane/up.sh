@@ -22,11 +22,15 @@ pki=$dir/pki
 
 # Ports are chosen once and kept, so a restarted component comes back where clients expect it.
 if [ ! -f "$dir/ports.env" ]; then
+  etcd_port=$(free_port)
+  etcd_peer_port=$(free_port "$etcd_port")
+  apiserver_port=$(free_port "$etcd_port" "$etcd_peer_port")
+  kwok_port=$(free_port "$etcd_port" "$etcd_peer_port" "$apiserver_port")
   {
-    echo "ETCD_PORT=$(free_port)"
-    echo "ETCD_PEER_PORT=$(free_port)"
-    echo "APISERVER_PORT=$(free_port)"
-    echo "KWOK_PORT=$(free_port)"
+    echo "ETCD_PORT=$etcd_port"
+    echo "ETCD_PEER_PORT=$etcd_peer_port"
+    echo "APISERVER_PORT=$apiserver_port"
+    echo "KWOK_PORT=$kwok_port"
   } > "$dir/ports.env"
   printf '%s\n' "${APISERVER_EXTRA_ARGS:-}" > "$dir/apiserver-extra-args"
 fi

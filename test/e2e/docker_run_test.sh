@@ -132,7 +132,7 @@ kubectl apply -f crds/ >/dev/null
 kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
 ns=docker-$RANDOM$RANDOM
 kubectl create namespace "$ns" >/dev/null
-metrics=$(free_port); health=$(free_port)
+metrics=$(free_port); health=$(free_port "$metrics")
 op=$prefix-operator
 docker run -d --name "$op" --network host --read-only -v "$work/kubeconfig:/kubeconfig:ro" "$image" \
   --kubeconfig /kubeconfig --metrics-bind-address "127.0.0.1:$metrics" \

@@ -81,7 +81,7 @@ printf %s "$system" >"$work/sa/namespace"
 chmod 0644 "$work/sa/token" "$work/sa/ca.crt" "$work/sa/namespace"
 
 step "run the image in-cluster style, with leader election"
-metrics=$(free_port); health=$(free_port)
+metrics=$(free_port); health=$(free_port "$metrics")
 docker run -d --name "$op" --network host --read-only \
   -e KUBERNETES_SERVICE_HOST=127.0.0.1 -e KUBERNETES_SERVICE_PORT="$port" \
   -v "$work/sa:/var/run/secrets/kubernetes.io/serviceaccount:ro" "$image" \

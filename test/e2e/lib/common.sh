@@ -26,15 +26,7 @@ new_namespace() {
   eventually 60 kubectl get serviceaccount default -n "$ns"
 }
 
-# free_port: a TCP port nobody listens on now.
-free_port() {
-  local p
-  for _ in $(seq 100); do
-    p=$(( 20000 + RANDOM % 30000 ))
-    ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return 0; }
-  done
-  fail "no free port"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../../lib/free_port.sh"
 
 # start_operator NAME [FLAGS...]: runs $ASOP_BINARY in the background with free metrics/probe
 # ports; sets OP_PID_<NAME>, OP_METRICS_<NAME>, OP_HEALTH_<NAME>; logs to $OP_LOG_DIR/NAME.log.
@@ -45,7 +37,7 @@ OPERATOR_PIDS=()
 start_operator() {
   local name=$1; shift
   local metrics health
-  metrics=$(free_port); health=$(free_port)
+  metrics=$(free_port); health=$(free_port "$metrics")
   "${ASOP_BINARY:?ASOP_BINARY must name the operator binary}" --kubeconfig "${OP_KUBECONFIG:-$KUBECONFIG}" \
     --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$health" \
     "$@" >> "$OP_LOG_DIR/$name.log" 2>&1 &
