@@ -138,8 +138,7 @@ docker run -d --name "$op" --network host --read-only -v "$work/kubeconfig:/kube
   --kubeconfig /kubeconfig --metrics-bind-address "127.0.0.1:$metrics" \
   --health-probe-bind-address "127.0.0.1:$health" >/dev/null
 eventually 60 curl -fsS "127.0.0.1:$health/readyz"
-# nodePort must be free cluster-wide: another test may hold 30002, so pick one.
-sed "s/30002/$(( 30000 + RANDOM % 2700 ))/" deploy/samples/nginx-app.yaml | kubectl -n "$ns" apply -f - >/dev/null
+sample_app | kubectl -n "$ns" apply -f - >/dev/null
 cond() { kubectl -n "$ns" get appservice nginx-app -o jsonpath='{.status.conditions[?(@.type=="Available")].status}'; }
 eventually 90 value_is True cond
 uid=$(kubectl -n "$ns" get appservice nginx-app -o jsonpath='{.metadata.uid}')

@@ -101,7 +101,7 @@ jp() { k get "$1" -o jsonpath="$2"; }
 cond() { jp "appservice/$1" "{.status.conditions[?(@.type==\"$2\")].status}"; }
 
 step "create: children with blockOwnerDeletion ownerReferences (needs appservices/finalizers)"
-sed "s/30002/$(( 30000 + RANDOM % 2700 ))/" deploy/samples/nginx-app.yaml | k apply -f - >/dev/null
+sample_app | k apply -f - >/dev/null
 eventually 90 value_is True cond nginx-app Available
 uid=$(jp appservice/nginx-app '{.metadata.uid}')
 [ "$(jp appservice/nginx-app '{.metadata.finalizers[0]}')" = app.example.com/cleanup ] || fail "no finalizer"

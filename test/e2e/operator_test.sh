@@ -26,8 +26,7 @@ YAML
 }
 
 step "create: the opdemo sample applies unchanged and converges"
-# nodePort must be free cluster-wide: another test may hold 30002, so pick one.
-sed "s/30002/$(( 30000 + RANDOM % 2700 ))/" deploy/samples/nginx-app.yaml | k apply -f - >/dev/null
+sample_app | k apply -f - >/dev/null
 eventually 60 value_is True cond nginx-app Available
 uid=$(jp appservice/nginx-app '{.metadata.uid}')
 [ "$(jp appservice/nginx-app '{.metadata.finalizers[0]}')" = app.example.com/cleanup ] || fail "no finalizer"

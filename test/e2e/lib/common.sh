@@ -28,6 +28,20 @@ new_namespace() {
 
 source "$(dirname "${BASH_SOURCE[0]}")/../../lib/free_port.sh"
 
+# sample_app: deploy/samples/nginx-app.yaml with its nodePort 30002 swapped for one that no Service
+# in the cluster holds now (nodePorts are cluster-wide; other tests' Services may still exist).
+sample_app() {
+  local taken p
+  taken=" $(kubectl get services -A -o jsonpath='{.items[*].spec.ports[*].nodePort}') "
+  for _ in $(seq 100); do
+    p=$(( 30000 + RANDOM % 2768 ))
+    case "$taken" in *" $p "*) continue ;; esac
+    sed "s/30002/$p/" deploy/samples/nginx-app.yaml
+    return 0
+  done
+  fail "no free nodePort"
+}
+
 # start_operator NAME [FLAGS...]: runs $ASOP_BINARY in the background with free metrics/probe
 # ports; sets OP_PID_<NAME>, OP_METRICS_<NAME>, OP_HEALTH_<NAME>; logs to $OP_LOG_DIR/NAME.log.
 # OP_KUBECONFIG, when set, replaces $KUBECONFIG for it.
