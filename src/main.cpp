@@ -209,8 +209,8 @@ int main(int argc, char** argv) {
     load.explicit_path = flags.kubeconfig;
     load.context = flags.context;
     config = kube::load_rest_config(load);
-    // Fetch the credential once now, as controller-runtime does: an exec plugin missing from the
-    // image is a start-up error, not a retry loop. The transport keeps using this cached one.
+    // Fetch the credential now, so an exec plugin missing from the image is a start-up error
+    // (exit 2), not a retry loop. The transport then uses this cached one.
     auto tokens = std::make_shared<kube::TokenSource>(config);
     tokens->token();
     client = std::make_shared<kube::RestClient>(std::make_shared<kube::HttpTransport>(

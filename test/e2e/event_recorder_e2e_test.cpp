@@ -4,17 +4,11 @@
 // patch. Also: a repeat of an Event deleted meanwhile creates it again.
 
 #include <rapidjson/document.h>
-#include <sys/wait.h>
 
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <exception>
-#include <functional>
 #include <memory>
-#include <random>
 #include <sstream>
 #include <string>
 

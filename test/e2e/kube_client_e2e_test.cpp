@@ -8,11 +8,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
-#include <exception>
 #include <filesystem>
 #include <fstream>
-#include <functional>
-#include <random>
 #include <set>
 #include <sstream>
 
@@ -63,8 +60,7 @@ struct ControlPlane {
 
   static const ControlPlane& get() {
     static const ControlPlane cp = [] {
-      const char* kubeconfig = std::getenv("KUBECONFIG");
-      REQUIRE(kubeconfig != nullptr);
+      const std::string kubeconfig = e2e::kubeconfig_path();
       ControlPlane c;
       const char* dir = std::getenv("ASOP_CONTROLPLANE_DIR");
       c.dir = dir != nullptr ? std::filesystem::path(dir)

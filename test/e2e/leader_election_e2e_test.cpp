@@ -11,11 +11,10 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <cstdlib>
+#include <exception>
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <random>
 
 #include "../unit/kube/async_test.h"
 #include "ctrl/clock.h"
