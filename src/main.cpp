@@ -262,8 +262,8 @@ int main(int argc, char** argv) {
   ctrl::EventRecorder::Options eo;
   eo.component = "appservice-operator";
   ctrl::EventRecorder events(io.get_executor(), client, eo, clock, &metrics);
-  appservice::AppServiceReconciler reconciler({&apps, &deployments, &services}, client, events,
-                                              clock);
+  appservice::AppServiceReconciler reconciler(
+      {&apps.store(), &deployments.store(), &services.store()}, client, events, clock);
   ctrl::Controller::Options co;
   co.name = "appservice";
   co.max_concurrent_reconciles = flags.max_concurrent_reconciles;

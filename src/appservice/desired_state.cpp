@@ -32,13 +32,14 @@ Value labels(const AppService& app, Allocator& a) {
   add(v, kNameLabel, app.name, a);
   add(v, kInstanceLabel, app.name, a);
   add(v, kManagedByLabel, kManagedBy, a);
+  add(v, kSelectorLabel, app.name, a);
   return v;
 }
 
-// Only the instance label: a Deployment's selector is immutable, so it must never change.
+// Only our own label: a Deployment's selector is immutable, so it must never change.
 Value selector_labels(const AppService& app, Allocator& a) {
   Value v(rapidjson::kObjectType);
-  add(v, kInstanceLabel, app.name, a);
+  add(v, kSelectorLabel, app.name, a);
   return v;
 }
 
@@ -246,7 +247,7 @@ bool needs_service(const AppService& app) {
 }
 
 std::string label_selector(const AppService& app) {
-  return std::string(kInstanceLabel) + "=" + app.name;
+  return std::string(kSelectorLabel) + "=" + app.name;
 }
 
 }  // namespace appservice

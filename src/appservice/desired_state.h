@@ -17,6 +17,9 @@ inline constexpr std::string_view kManagedBy = "appservice-operator";
 inline constexpr std::string_view kNameLabel = "app.kubernetes.io/name";
 inline constexpr std::string_view kInstanceLabel = "app.kubernetes.io/instance";
 inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
+// The selector of the Deployment and the Service: a label no other tool sets (Helm and kubectl
+// users set app.kubernetes.io/instance too, so selecting on it could pick up their Pods).
+inline constexpr std::string_view kSelectorLabel = "app.example.com/appservice";
 inline constexpr std::string_view kContainerName = "app";
 // A hash of the rest of the body. Comparing desired fields with the live object cannot see a
 // field we stopped sending (an env var removed from the spec): the hash changes, so it can.
@@ -31,7 +34,7 @@ rapidjson::Document desired_service(const AppService& app);
 // A Service needs at least one port; an AppService without ports gets no Service.
 bool needs_service(const AppService& app);
 
-// status.selector for the scale subresource, e.g. "app.kubernetes.io/instance=nginx-app".
+// status.selector for the scale subresource, e.g. "app.example.com/appservice=nginx-app".
 std::string label_selector(const AppService& app);
 
 }  // namespace appservice

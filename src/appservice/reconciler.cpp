@@ -8,6 +8,7 @@
 #include "appservice/desired_state.h"
 #include "appservice/spec_parser.h"
 #include "ctrl/event.h"
+#include "ctrl/managed_fields_upgrade.h"
 #include "ctrl/object_meta.h"
 
 namespace appservice {
@@ -22,11 +23,67 @@ const auto kAppServices = kube::ResourcePath::from_api_version(kApiVersion, "app
 const auto kDeployments = kube::ResourcePath::from_api_version("apps/v1", "deployments");
 const auto kServices = kube::ResourcePath::from_api_version("v1", "services");
 
+// A child whose deletion ran into a newer version of it than the cache had: look again soon.
+constexpr std::chrono::milliseconds kStaleRetry{1000};
+
 std::string json_string(std::string_view s) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   writer.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
   return buffer.GetString();
+}
+
+kube::WriteOptions create_options() {
+  kube::WriteOptions o;
+  o.field_manager = std::string(kFieldManager);
+  return o;
+}
+
+bool has_member(const rapidjson::Value& v, const char* name) {
+  return v.IsObject() && v.HasMember(name);
+}
+
+bool being_deleted(const rapidjson::Value& object) {
+  return has_member(object, "metadata") && has_member(object["metadata"], "deletionTimestamp");
+}
+
+// The child's labels lack the selector label this version sets: an older version made it, by a
+// create (managedFields operation Update) that must be folded into our apply entry.
+bool made_by_older_version(const rapidjson::Value& object) {
+  if (!has_member(object, "metadata")) return false;
+  const auto& meta = object["metadata"];
+  auto labels = meta.FindMember("labels");
+  if (labels == meta.MemberEnd() || !labels->value.IsObject()) return true;
+  return !labels->value.HasMember(std::string(kSelectorLabel).c_str());
+}
+
+std::string selector_text(const rapidjson::Value& object) {
+  if (!has_member(object, "spec") || !has_member(object["spec"], "selector")) return "(none)";
+  const auto& selector = object["spec"]["selector"];
+  std::string out;
+  auto labels = selector.FindMember("matchLabels");
+  if (labels != selector.MemberEnd() && labels->value.IsObject()) {
+    for (const auto& m : labels->value.GetObject()) {
+      if (!out.empty()) out += ",";
+      out +=
+          std::string(m.name.GetString()) + "=" + (m.value.IsString() ? m.value.GetString() : "?");
+    }
+  }
+  if (selector.HasMember("matchExpressions")) out += out.empty() ? "(expressions)" : ",...";
+  return out.empty() ? "(empty)" : out;
+}
+
+// A Deployment's spec.selector is immutable: one that differs from ours can only be recreated.
+std::string deployment_recreate_reason(const rapidjson::Value& desired,
+                                       const rapidjson::Value& live) {
+  static const rapidjson::Value kNull;
+  const auto& want = desired["spec"]["selector"];
+  const rapidjson::Value& have = has_member(live, "spec") && has_member(live["spec"], "selector")
+                                     ? live["spec"]["selector"]
+                                     : kNull;
+  if (want == have) return {};
+  return "its selector " + selector_text(live) + " is immutable and differs from " +
+         selector_text(desired);
 }
 
 }  // namespace
@@ -35,18 +92,20 @@ std::string json_string(std::string_view s) {
 struct AppServiceReconciler::Child {
   const char* kind;
   kube::ResourcePath path;
-  const ctrl::Informer* informer;
+  const ctrl::ObjectStore* store;
   rapidjson::Document (*build)(const AppService&);
   bool (*matches)(const rapidjson::Value&, const rapidjson::Value&);
+  // Why the live child cannot be changed into the desired one in place; empty when it can.
+  std::string (*recreate_reason)(const rapidjson::Value& desired, const rapidjson::Value& live);
 };
 
 AppServiceReconciler::Child AppServiceReconciler::deployment_child() const {
-  return {"Deployment", kDeployments, sources_.deployments, &desired_deployment,
-          &deployment_matches};
+  return {"Deployment",        kDeployments,        sources_.deployments,
+          &desired_deployment, &deployment_matches, &deployment_recreate_reason};
 }
 
 AppServiceReconciler::Child AppServiceReconciler::service_child() const {
-  return {"Service", kServices, sources_.services, &desired_service, &service_matches};
+  return {"Service", kServices, sources_.services, &desired_service, &service_matches, nullptr};
 }
 
 struct AppServiceReconciler::Outcome {
@@ -54,6 +113,7 @@ struct AppServiceReconciler::Outcome {
   std::shared_ptr<const rapidjson::Document> object;  // the child as last seen or written
   ReconcileIssue issue = ReconcileIssue::none;
   std::string message;
+  bool retry_soon = false;  // the cache was behind the server: reconcile again shortly
 };
 
 AppServiceReconciler::AppServiceReconciler(Sources sources,
@@ -72,7 +132,7 @@ void AppServiceReconciler::event(const AppService& app, EventType type, std::str
 
 asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
     ctrl::Request request, const ctrl::ReconcileContext& ctx) {
-  auto object = sources_.app_services->store().get(request.key());
+  auto object = sources_.app_services->get(request.key());
   if (!object) {
     // Gone: its children carry ownerReferences, so the garbage collector removes any leftovers.
     VLOG(1) << ctx.log_prefix << " AppService not found, nothing to do";
@@ -102,8 +162,8 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
   if (!parsed.valid()) {
     inputs.issue = ReconcileIssue::invalid_spec;
     inputs.issue_message = parsed.problems_message();
-    inputs.deployment = sources_.deployments->store().get(request.key()).get();
-    inputs.service = sources_.services->store().get(request.key()).get();
+    inputs.deployment = sources_.deployments->get(request.key()).get();
+    inputs.service = sources_.services->get(request.key()).get();
     if (transition("InvalidSpec", inputs.issue_message)) {
       event(app, EventType::warning, "InvalidSpec", inputs.issue_message);
     }
@@ -115,15 +175,19 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
     co_return ReconcileResult::terminal("invalid spec: " + parsed.problems_message());
   }
 
+  // A standing conflict is re-checked with reads: the foreign object is not in our cache, and a
+  // refused create would be a write at rest.
+  const bool in_conflict =
+      degraded && degraded->status == "True" && degraded->reason == "OwnershipConflict";
   const Child deployment = deployment_child();
   const Child service = service_child();
-  auto d = co_await ensure_child(deployment, app, ctx);
+  auto d = co_await ensure_child(deployment, app, in_conflict, ctx);
   // No co_await inside ?: : GCC 12 destroys the wrong temporary (seen under ASan).
   Outcome s;
   if (needs_service(app)) {
-    s = co_await ensure_child(service, app, ctx);
+    s = co_await ensure_child(service, app, in_conflict, ctx);
   } else {
-    s = co_await remove_child(service, app, ctx);
+    s = co_await remove_child(service, app, "Background", ctx);
   }
   inputs.deployment = d.object.get();
   inputs.service = needs_service(app) ? s.object.get() : nullptr;
@@ -137,6 +201,10 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
       transition("OwnershipConflict", inputs.issue_message)) {
     event(app, EventType::warning, "OwnershipConflict", inputs.issue_message);
   }
+  if (in_conflict && inputs.issue == ReconcileIssue::none) {
+    event(app, EventType::normal, "ConflictResolved",
+          "The children are controlled by this AppService now");
+  }
   if (inputs.issue == ReconcileIssue::reconcile_error) {
     event(app, EventType::warning, "ReconcileError", inputs.issue_message);
   }
@@ -149,11 +217,12 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
     case ReconcileIssue::reconcile_error:
       co_return ReconcileResult::error(issue_message);
     case ReconcileIssue::ownership_conflict:
-      // The other owner's object is outside our label-filtered cache: look again later.
-      co_return ReconcileResult::requeue(std::chrono::milliseconds(30s));
+      co_return ReconcileResult::requeue(std::chrono::milliseconds(kConflictRecheck));
     default:
-      co_return ReconcileResult::done();
+      break;
   }
+  if (d.retry_soon || s.retry_soon) co_return ReconcileResult::requeue(kStaleRetry);
+  co_return ReconcileResult::done();
 }
 
 asio::awaitable<ReconcileResult> AppServiceReconciler::add_finalizer(
@@ -181,14 +250,26 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::add_finalizer(
 
 asio::awaitable<ReconcileResult> AppServiceReconciler::finalize(const AppService& app,
                                                                 const ctrl::ReconcileContext& ctx) {
-  // Works even if apply never ran: only children that name this AppService as controller go.
-  const Child children[] = {deployment_child(), service_child()};
-  for (const auto& child : children) {
-    auto outcome = co_await remove_child(child, app, ctx);
-    if (outcome.issue == ReconcileIssue::reconcile_error) {
-      event(app, EventType::warning, "ReconcileError", outcome.message);
-      co_return ReconcileResult::error(outcome.message);
+  // The deletion's propagation policy, as the API server tells the garbage collector: orphan
+  // (the GC removes the children's ownerReferences; we delete nothing), foreground (the owner
+  // stays until its children are gone, so they go in foreground too, Pods first), or background.
+  const bool orphan = app.has_finalizer(kOrphanFinalizer);
+  const bool foreground = app.has_finalizer(kForegroundFinalizer);
+  if (!orphan) {
+    // Works even if apply never ran: only children that name this AppService as controller go.
+    const Child children[] = {deployment_child(), service_child()};
+    bool retry_soon = false;
+    for (const auto& child : children) {
+      auto outcome =
+          co_await remove_child(child, app, foreground ? "Foreground" : "Background", ctx);
+      if (outcome.issue == ReconcileIssue::reconcile_error) {
+        event(app, EventType::warning, "ReconcileError", outcome.message);
+        co_return ReconcileResult::error(outcome.message);
+      }
+      retry_soon = retry_soon || outcome.retry_soon;
     }
+    // A child changed since we cached it (the GC may have orphaned it): decide on fresh data.
+    if (retry_soon) co_return ReconcileResult::requeue(kStaleRetry);
   }
   // Remove only our entry, and only if it is still where we saw it: a JSON patch "test" makes the
   // server refuse (then we retry) instead of dropping another writer's finalizer.
@@ -202,102 +283,184 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::finalize(const AppService
                       R"(},{"op":"remove","path":")" + at + "\"}]";
   auto path = kAppServices.in_namespace(app.namespace_).named(app.name);
   auto result = co_await client_->patch(path, kube::PatchType::json, kube::JsonBody(patch));
-  if (!result && !result.error().is(kube::Errc::not_found)) {
+  if (!result) {
+    if (result.error().is(kube::Errc::not_found)) co_return ReconcileResult::done();
     co_return ReconcileResult::error("removing finalizer: " + result.error().describe());
   }
-  event(app, EventType::normal, "CleanupComplete",
-        "Deleted the children of AppService " + app.namespace_ + "/" + app.name);
-  LOG(INFO) << ctx.log_prefix << " cleanup complete, finalizer removed";
+  const std::string what = "AppService " + app.namespace_ + "/" + app.name;
+  if (orphan) {
+    event(app, EventType::normal, "CleanupComplete",
+          "Kept the children of " + what + " (orphan deletion): the garbage collector removes " +
+              "their ownerReferences");
+  } else {
+    event(app, EventType::normal, "CleanupComplete", "Deleted the children of " + what);
+  }
+  LOG(INFO) << ctx.log_prefix << " cleanup complete"
+            << (orphan       ? " (orphan: children kept)"
+                : foreground ? " (foreground)"
+                             : "")
+            << ", finalizer removed";
   co_return ReconcileResult::done();
 }
 
 asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_child(
-    const Child& child, const AppService& app, const ctrl::ReconcileContext& ctx) {
+    const Child& child, const AppService& app, bool recheck_conflict,
+    const ctrl::ReconcileContext& ctx) {
   Outcome out;
   const std::string key = app.namespace_ + "/" + app.name;
   const std::string what = std::string(child.kind) + " " + key;
   auto desired = child.build(app);
   auto path = child.path.in_namespace(app.namespace_).named(app.name);
-  auto live = child.informer->store().get(key);
-  bool create = !live;
+  auto fail = [&](std::string message) {
+    out.issue = ReconcileIssue::reconcile_error;
+    out.message = std::move(message);
+    return out;
+  };
+  // Applies the desired body with metadata.uid set: the API server refuses it (uid is immutable)
+  // unless the object is still the one we checked, so a child deleted and recreated by someone
+  // else in between is not taken over.
+  auto apply_with_uid = [&](std::string_view uid) {
+    rapidjson::Document body;
+    body.CopyFrom(desired, body.GetAllocator());
+    body["metadata"].AddMember(
+        "uid",
+        rapidjson::Value(uid.data(), static_cast<rapidjson::SizeType>(uid.size()),
+                         body.GetAllocator()),
+        body.GetAllocator());
+    return client_->apply(path, kube::JsonBody(body), kFieldManager);
+  };
 
-  if (live) {
-    auto owner = ctrl::controller_owner(*live);
-    if (!owner || owner->uid != app.uid) {
-      out.issue = ReconcileIssue::ownership_conflict;
-      out.message = what + " exists and is not controlled by this AppService" +
-                    (owner ? " (controller: " + owner->kind + "/" + owner->name + ")" : "");
-      out.object = live;
-      co_return out;
+  std::shared_ptr<const rapidjson::Document> live = child.store->get(key);
+  if (!live && recheck_conflict) {
+    auto got = co_await client_->get(path);
+    if (got) {
+      live = got->body;
+    } else if (!got.error().is(kube::Errc::not_found)) {
+      co_return fail("reading " + what + ": " + got.error().describe());
     }
-    if (child.matches(desired, *live)) {
-      out.object = live;
-      co_return out;  // nothing to write
-    }
-  } else {
-    // Not in our cache (which only holds labelled children): create, never apply, so an object of
-    // the same name that someone else owns is refused with AlreadyExists instead of taken over.
-    auto created =
-        co_await client_->create(child.path.in_namespace(app.namespace_), kube::JsonBody(desired));
+  }
+  if (!live) {
+    // Not in our cache, which holds only children labelled as ours. A create, never an apply, so
+    // an object of that name that someone else made is refused (AlreadyExists), not taken over.
+    // The API server records a create as operation "Update": fold it into our apply entry at
+    // once, so every later apply owns, and can remove, each field.
+    auto created = co_await client_->create(child.path.in_namespace(app.namespace_),
+                                            kube::JsonBody(desired), create_options());
     if (created) {
       LOG(INFO) << ctx.log_prefix << " created " << what;
       event(app, EventType::normal, "Created", "Created " + what);
       out.object = created->body;
+      if (auto patch = ctrl::upgrade_managed_fields_patch(*created->body, kFieldManager)) {
+        auto migrated =
+            co_await client_->patch(path, kube::PatchType::json, kube::JsonBody(*patch));
+        if (!migrated) {
+          co_return fail("handing the fields of " + what +
+                         " to server-side apply: " + migrated.error().describe());
+        }
+        out.object = migrated->body;
+      }
       co_return out;
     }
     if (!created.error().is(kube::Errc::already_exists)) {
-      out.issue = ReconcileIssue::reconcile_error;
-      out.message = "creating " + what + ": " + created.error().describe();
-      co_return out;
+      co_return fail("creating " + what + ": " + created.error().describe());
     }
-    auto existing = co_await client_->get(path);
-    if (!existing) {
-      out.issue = ReconcileIssue::reconcile_error;
-      out.message = "reading " + what + ": " + existing.error().describe();
-      co_return out;
-    }
-    auto owner = ctrl::controller_owner(*existing->body);
-    if (!owner || owner->uid != app.uid) {
-      out.issue = ReconcileIssue::ownership_conflict;
-      out.message = what + " already exists and is not controlled by this AppService" +
-                    (owner ? " (controller: " + owner->kind + "/" + owner->name + ")" : "");
-      co_return out;
-    }
-    create = false;  // ours, but its labels were edited away: apply puts them back
+    auto got = co_await client_->get(path);
+    if (!got) co_return fail("reading " + what + ": " + got.error().describe());
+    live = got->body;  // it exists: ours with its labels edited away, a lagging cache, or foreign
   }
 
-  auto applied = co_await client_->apply(path, kube::JsonBody(desired), kFieldManager);
-  if (!applied) {
-    out.issue = ReconcileIssue::reconcile_error;
-    out.message = "applying " + what + ": " + applied.error().describe();
+  auto owner = ctrl::controller_owner(*live);
+  if (!owner || owner->uid != app.uid) {
+    out.issue = ReconcileIssue::ownership_conflict;
+    out.message = what + " exists and is not controlled by this AppService" +
+                  (owner ? " (controller: " + owner->kind + "/" + owner->name + ")" : "");
+    out.object = live;
     co_return out;
   }
-  LOG(INFO) << ctx.log_prefix << " updated " << what << " (drift or spec change)";
-  if (!create) event(app, EventType::normal, "Updated", "Updated " + what);
+  if (being_deleted(*live)) {
+    // Going away (a user's delete, or our recreate): its deletion event brings the key back.
+    co_return out;
+  }
+  std::string recreate = child.recreate_reason ? child.recreate_reason(desired, *live) : "";
+  if (!recreate.empty()) {
+    kube::DeleteOptions options;
+    options.propagation_policy = "Background";
+    options.precondition_uid = std::string(ctrl::meta_uid(*live));
+    options.precondition_resource_version = std::string(ctrl::meta_resource_version(*live));
+    auto deleted = co_await client_->delete_(path, options);
+    if (!deleted) {
+      if (deleted.error().is(kube::Errc::not_found) || deleted.error().is(kube::Errc::conflict)) {
+        out.retry_soon = true;
+        co_return out;
+      }
+      co_return fail("deleting " + what + " to recreate it: " + deleted.error().describe());
+    }
+    LOG(INFO) << ctx.log_prefix << " deleted " << what << " to recreate it: " << recreate;
+    event(app, EventType::normal, "Recreating", "Deleted " + what + " to recreate it: " + recreate);
+    co_return out;  // its deletion event brings the key back, and the next pass creates it
+  }
+  if (made_by_older_version(*live)) {
+    // Fold the create-time "Update" entry into our apply entry once, so the apply below owns every
+    // field it sets. The cache drops managedFields: read them.
+    auto got = co_await client_->get(path);
+    if (!got) co_return fail("reading " + what + ": " + got.error().describe());
+    if (auto patch = ctrl::upgrade_managed_fields_patch(*got->body, kFieldManager)) {
+      auto migrated = co_await client_->patch(path, kube::PatchType::json, kube::JsonBody(*patch));
+      if (!migrated) {
+        co_return fail("migrating field ownership of " + what + ": " + migrated.error().describe());
+      }
+      LOG(INFO) << ctx.log_prefix << " migrated field ownership of " << what
+                << " to server-side apply";
+      live = migrated->body;
+    } else {
+      live = got->body;
+    }
+  }
+  if (child.matches(desired, *live)) {
+    out.object = live;
+    co_return out;  // nothing to write
+  }
+
+  auto applied = co_await apply_with_uid(ctrl::meta_uid(*live));
+  if (!applied) co_return fail("applying " + what + ": " + applied.error().describe());
+  if (ctrl::meta_resource_version(*applied->body) != ctrl::meta_resource_version(*live)) {
+    LOG(INFO) << ctx.log_prefix << " updated " << what << " (drift or spec change)";
+    event(app, EventType::normal, "Updated", "Updated " + what);
+  }
   out.object = applied->body;
   co_return out;
 }
 
 asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::remove_child(
-    const Child& child, const AppService& app, const ctrl::ReconcileContext& ctx) {
+    const Child& child, const AppService& app, std::string propagation,
+    const ctrl::ReconcileContext& ctx) {
   Outcome out;
   const std::string key = app.namespace_ + "/" + app.name;
   const std::string what = std::string(child.kind) + " " + key;
-  auto live = child.informer->store().get(key);
-  if (!live) co_return out;
+  auto live = child.store->get(key);
+  if (!live || being_deleted(*live)) co_return out;
   auto owner = ctrl::controller_owner(*live);
   if (!owner || owner->uid != app.uid) co_return out;  // not ours: leave it alone
   kube::DeleteOptions options;
-  options.propagation_policy = "Background";
+  options.propagation_policy = std::move(propagation);
+  // Also the resourceVersion: if the garbage collector orphaned it since we cached it, the delete
+  // is refused and the next pass sees that it is not ours any more.
   options.precondition_uid = std::string(ctrl::meta_uid(*live));
+  options.precondition_resource_version = std::string(ctrl::meta_resource_version(*live));
   auto deleted =
       co_await client_->delete_(child.path.in_namespace(app.namespace_).named(app.name), options);
-  if (!deleted && !deleted.error().is(kube::Errc::not_found)) {
+  if (!deleted) {
+    if (deleted.error().is(kube::Errc::not_found)) co_return out;  // already gone: no event
+    if (deleted.error().is(kube::Errc::conflict)) {
+      out.retry_soon = true;
+      co_return out;
+    }
     out.issue = ReconcileIssue::reconcile_error;
     out.message = "deleting " + what + ": " + deleted.error().describe();
     co_return out;
   }
-  LOG(INFO) << ctx.log_prefix << " deleted " << what;
+  LOG(INFO) << ctx.log_prefix << " deleted " << what << " (propagation "
+            << options.propagation_policy << ")";
   event(app, EventType::normal, "Deleted", "Deleted " + what);
   co_return out;
 }

@@ -8,7 +8,7 @@
 #include "appservice/conditions.h"
 #include "ctrl/clock.h"
 #include "ctrl/event_recorder.h"
-#include "ctrl/informer.h"
+#include "ctrl/object_store.h"
 #include "ctrl/reconciler.h"
 #include "kube/rest_client.h"
 
@@ -16,21 +16,32 @@ namespace appservice {
 
 inline constexpr std::string_view kFinalizer = "app.example.com/cleanup";
 inline constexpr std::string_view kFieldManager = "appservice-operator";
+// Set on the owner by the garbage collector's protocol for `kubectl delete --cascade=...`.
+inline constexpr std::string_view kOrphanFinalizer = "orphan";
+inline constexpr std::string_view kForegroundFinalizer = "foregroundDeletion";
 
 // Keeps one AppService's Deployment and Service true, its status current, and its deletion clean.
-// Reads only the informer caches; writes only what differs (zero writes in steady state).
+// Reads only the caches (and the API server only where a cache cannot tell); writes only what
+// differs, so the steady state makes no writes, ownership conflicts included.
+//
+// Every field of a child is owned by one field manager's server-side apply entry, from the first
+// write on, so the applied configuration is the desired state and a field dropped from the spec
+// leaves the child. A child is made with a create (so a same-named object of someone else is
+// refused, never taken over) whose managedFields entry is folded into the apply entry at once;
+// later writes are applies carrying the child's uid, which the API server checks.
 //
 // The finalizer switch, on (has finalizer, being deleted):
 //   (no,  no)  add the finalizer and return: the update brings the key back
 //   (yes, no)  apply children, write status
-//   (yes, yes) delete our children (404 is fine), then remove the finalizer (guarded)
+//   (yes, yes) delete our children as the deletion's propagation policy says (none for orphan,
+//              foreground children for foreground), then remove the finalizer (guarded)
 //   (no,  yes) nothing: other finalizers are someone else's business
 class AppServiceReconciler final : public ctrl::Reconciler {
  public:
   struct Sources {
-    const ctrl::Informer* app_services = nullptr;
-    const ctrl::Informer* deployments = nullptr;
-    const ctrl::Informer* services = nullptr;
+    const ctrl::ObjectStore* app_services = nullptr;
+    const ctrl::ObjectStore* deployments = nullptr;
+    const ctrl::ObjectStore* services = nullptr;
   };
 
   AppServiceReconciler(Sources sources, std::shared_ptr<kube::RestClient> client,
@@ -38,6 +49,10 @@ class AppServiceReconciler final : public ctrl::Reconciler {
 
   boost::asio::awaitable<ctrl::ReconcileResult> reconcile(
       ctrl::Request request, const ctrl::ReconcileContext& context) override;
+
+  // How long until a standing ownership conflict is looked at again (the foreign object is outside
+  // the label-filtered cache, so no event says it went away).
+  static constexpr std::chrono::seconds kConflictRecheck{30};
 
  private:
   struct Child;
@@ -52,8 +67,10 @@ class AppServiceReconciler final : public ctrl::Reconciler {
   boost::asio::awaitable<ctrl::ReconcileResult> finalize(const AppService& app,
                                                          const ctrl::ReconcileContext& ctx);
   boost::asio::awaitable<Outcome> ensure_child(const Child& child, const AppService& app,
+                                               bool recheck_conflict,
                                                const ctrl::ReconcileContext& ctx);
   boost::asio::awaitable<Outcome> remove_child(const Child& child, const AppService& app,
+                                               std::string propagation,
                                                const ctrl::ReconcileContext& ctx);
   boost::asio::awaitable<std::optional<kube::ApiError>> write_status(
       const rapidjson::Value& object, const AppService& app, StatusInputs inputs,

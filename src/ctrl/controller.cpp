@@ -9,6 +9,7 @@
 
 #include "ctrl/histogram.h"
 #include "ctrl/object_meta.h"
+#include "ctrl/random_uuid.h"
 
 namespace ctrl {
 namespace asio = boost::asio;
@@ -163,16 +164,7 @@ asio::awaitable<void> Controller::worker() {
 }
 
 std::string Controller::new_reconcile_id() {
-  // A random (version 4) UUID, as controller-runtime's reconcileID.
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id(36, '-');
-  for (int i = 0; i < 36; ++i) {
-    if (i == 8 || i == 13 || i == 18 || i == 23) continue;
-    id[i] = kHex[random_.int_between(0, 15)];
-  }
-  id[14] = '4';
-  id[19] = kHex[8 + random_.int_between(0, 3)];
-  return id;
+  return random_uuid(random_);  // as controller-runtime's reconcileID
 }
 
 asio::awaitable<void> Controller::process(std::string key) {

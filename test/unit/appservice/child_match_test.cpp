@@ -171,7 +171,7 @@ TEST_CASE("match: hand edits of the Service are drift", "[appservice]") {
     actual["spec"]["ports"][0]["nodePort"] = 30003;
   }
   SECTION("selector") {
-    actual["spec"]["selector"]["app.kubernetes.io/instance"] = "other";
+    actual["spec"]["selector"]["app.example.com/appservice"] = "other";
   }
   SECTION("no spec at all") {
     actual.RemoveMember("spec");

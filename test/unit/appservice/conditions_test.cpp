@@ -55,7 +55,7 @@ TEST_CASE("conditions: a converged AppService is Available and not Progressing",
   CHECK(s.replicas == 2);
   CHECK(s.ready_replicas == 2);
   CHECK(s.available_replicas == 2);
-  CHECK(s.selector == "app.kubernetes.io/instance=web");
+  CHECK(s.selector == "app.example.com/appservice=web");
   CHECK(condition(s, kAvailable).status == "True");
   CHECK(condition(s, kAvailable).reason == "MinimumReplicasAvailable");
   CHECK(condition(s, kAvailable).message == "2 of 2 replicas available");

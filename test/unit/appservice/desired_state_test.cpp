@@ -109,5 +109,5 @@ TEST_CASE("desired: optional fields are left out, defaults are explicit", "[apps
 }
 
 TEST_CASE("desired: label selector for status.selector", "[appservice]") {
-  CHECK(label_selector(sample("nginx-app.yaml")) == "app.kubernetes.io/instance=nginx-app");
+  CHECK(label_selector(sample("nginx-app.yaml")) == "app.example.com/appservice=nginx-app");
 }
