@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Children follow the spec exactly, driven with kubectl: fields removed from the spec leave the
+# children, the Service type goes through all three values and back, children made by an older
+# version (POST, old selector) are migrated, every cascade policy does what kubectl promises, a
+# conflict clears by itself with reads only, and Events are recorded once per real change.
+source "$(dirname "$0")/lib/common.sh"
+cd "${ASOP_SOURCE_DIR:?}"
+trap 'stop_all_operators; kubectl delete namespace "${ns:-none}" --wait=false >/dev/null 2>&1 || true' EXIT
+kubectl apply -f crds/ >/dev/null
+kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+ns=ch-$RANDOM$RANDOM
+kubectl create namespace "$ns" >/dev/null
+eventually 60 kubectl get serviceaccount default -n "$ns"
+k() { kubectl -n "$ns" "$@"; }
+jp() { k get "$1" -o jsonpath="$2"; }
+cond() { jp "appservice/$1" "{.status.conditions[?(@.type==\"$2\")].status}"; }
+step() { echo "--- $*"; }
+events() { k get events --field-selector "involvedObject.name=$1,reason=$2" -o jsonpath='{range .items[*]}{.count}{"\n"}{end}' | awk '{s+=$1} END {print s+0}'; }
+
+step "migration: children made by an older version (POST, old selector) are taken over once"
+k apply -f - >/dev/null <<YAML
+apiVersion: app.example.com/v1
+kind: AppService
+metadata: {name: legacy}
+spec: {size: 1, image: nginx:1.27, ports: [{port: 80, name: p80}, {port: 81, name: p81}]}
+YAML
+uid=$(jp appservice/legacy '{.metadata.uid}')
+owner="ownerReferences: [{apiVersion: app.example.com/v1, kind: AppService, name: legacy, uid: $uid, controller: true, blockOwnerDeletion: true}]"
+old_labels="{app.kubernetes.io/name: legacy, app.kubernetes.io/instance: legacy, app.kubernetes.io/managed-by: appservice-operator}"
+k create --field-manager=appservice-operator -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: legacy, labels: $old_labels, $owner}
+spec:
+  selector: {app.kubernetes.io/instance: legacy}
+  ports: [{port: 80, protocol: TCP, targetPort: 80, name: p80}, {port: 81, protocol: TCP, targetPort: 81, name: p81}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: legacy, labels: $old_labels, $owner}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app.kubernetes.io/instance: legacy}}
+  template:
+    metadata: {labels: $old_labels}
+    spec: {containers: [{name: app, image: nginx:1.27}]}
+YAML
+old_deploy_uid=$(jp deployment/legacy '{.metadata.uid}')
+start_operator main --namespace "$ns"
+eventually 90 value_is legacy jp deployment/legacy '{.spec.selector.matchLabels.app\.example\.com/appservice}'
+[ "$(jp deployment/legacy '{.metadata.uid}')" != "$old_deploy_uid" ] || fail "deployment not recreated"
+eventually 60 value_is legacy jp service/legacy '{.spec.selector.app\.example\.com/appservice}'
+eventually 30 sh -c "kubectl -n $ns describe appservice legacy | grep -qE 'Normal +Recreating'"
+k patch appservice legacy --type merge -p '{"spec":{"ports":[{"port":80,"name":"p80"}]}}' >/dev/null
+eventually 60 value_is 80 jp service/legacy '{.spec.ports[*].port}'
+eventually 60 value_is True cond legacy Available
+echo "legacy Service ports after removing 81: $(jp service/legacy '{.spec.ports[*].port}')"
+
+step "removed fields leave the children"
+k apply -f - >/dev/null <<YAML
+apiVersion: app.example.com/v1
+kind: AppService
+metadata: {name: edit}
+spec:
+  size: 1
+  image: nginx:1.27
+  envs: [{name: A, value: "1"}, {name: B, value: "2"}]
+  resources: {limits: {cpu: 500m, memory: 128Mi}}
+  ports: [{port: 80}]
+YAML
+eventually 60 value_is "A B" jp deployment/edit '{.spec.template.spec.containers[0].env[*].name}'
+eventually 60 value_is 80 jp service/edit '{.spec.ports[*].port}'
+k apply -f - >/dev/null <<YAML
+apiVersion: app.example.com/v1
+kind: AppService
+metadata: {name: edit}
+spec:
+  size: 1
+  image: nginx:1.27
+  envs: [{name: A, value: "1"}]
+  ports: [{port: 8080}]
+YAML
+eventually 60 value_is A jp deployment/edit '{.spec.template.spec.containers[0].env[*].name}'
+eventually 60 value_is "" jp deployment/edit '{.spec.template.spec.containers[0].resources.limits}'
+eventually 60 value_is 8080 jp service/edit '{.spec.ports[*].port}'
+eventually 60 value_is True cond edit Available
+[ "$(cond edit Degraded)" != True ] || fail "edit is Degraded: $(jp appservice/edit '{.status.conditions}')"
+
+step "service type: ClusterIP -> NodePort -> LoadBalancer -> ClusterIP"
+np=$(sample_app | sed -n 's/.*nodePort: \([0-9]*\).*/\1/p')
+k patch appservice edit --type merge -p "{\"spec\":{\"ports\":[{\"port\":8080,\"nodePort\":$np}]}}" >/dev/null
+eventually 60 value_is "NodePort $np" jp service/edit '{.spec.type} {.spec.ports[0].nodePort}'
+k patch appservice edit --type merge -p '{"spec":{"serviceType":"LoadBalancer","ports":[{"port":8080}]}}' >/dev/null
+eventually 60 value_is LoadBalancer jp service/edit '{.spec.type}'
+k patch appservice edit --type json -p '[{"op":"remove","path":"/spec/serviceType"}]' >/dev/null
+eventually 60 value_is "ClusterIP " jp service/edit '{.spec.type} {.spec.ports[0].nodePort}'
+eventually 60 value_is False cond edit Degraded
+
+step "events: Created once per child, no Updated without a change"
+[ "$(events edit Created)" = 2 ] || fail "Created events for edit: $(events edit Created), want 2"
+
+step "conflict: reads only at rest, clears by itself"
+k create deployment clash --image=nginx >/dev/null
+k apply -f - >/dev/null <<YAML
+apiVersion: app.example.com/v1
+kind: AppService
+metadata: {name: clash}
+spec: {size: 1, image: nginx:1.27}
+YAML
+eventually 60 value_is True cond clash Degraded
+eventually 60 value_is True cond edit Available
+eventually 60 value_is True cond legacy Available
+sleep_until() { while [ "$(date +%s)" -lt "$1" ]; do sleep 1; done; }
+w_before=$(writes "$OP_METRICS_main")
+sleep_until $(( $(date +%s) + 65 ))  # more than two conflict re-checks (30 s each)
+w_after=$(writes "$OP_METRICS_main")
+echo "writes over 65 s at rest with a conflict: $(( w_after - w_before ))"
+[ "$w_after" = "$w_before" ] || fail "operator wrote at rest with a conflict: $w_before -> $w_after"
+k delete deployment clash --wait=true >/dev/null
+eventually 60 value_is False cond clash Degraded
+eventually 30 sh -c "kubectl -n $ns describe appservice clash | grep -qE 'Normal +ConflictResolved'"
+[ "$(jp deployment/clash '{.metadata.ownerReferences[0].name}')" = clash ] || fail "clash not ours"
+
+step "orphan: children stay, untouched and running, without ownerReferences"
+k delete appservice edit --cascade=orphan --wait=true --timeout=60s >/dev/null
+eventually 60 value_is "" jp deployment/edit '{.metadata.ownerReferences}'
+eventually 60 value_is "" jp service/edit '{.metadata.ownerReferences}'
+[ -z "$(jp deployment/edit '{.metadata.deletionTimestamp}')" ] || fail "orphaned deployment being deleted"
+eventually 60 value_is 1 jp deployment/edit '{.status.availableReplicas}'
+
+step "foreground: the AppService stays until its Pods are gone"
+k delete appservice clash --cascade=foreground --wait=true --timeout=120s >/dev/null
+pods=$(k get pods -l app.example.com/appservice=clash -o name | wc -l)
+[ "$pods" = 0 ] || fail "$pods Pods still exist after a foreground delete returned"
+k get deployment clash >/dev/null 2>&1 && fail "deployment clash still exists"
+
+step "background: the children go, then the AppService"
+k delete appservice legacy --wait=true --timeout=60s >/dev/null
+eventually 60 sh -c "! kubectl -n $ns get deployment legacy && ! kubectl -n $ns get service legacy"
+[ "$(events legacy Deleted)" -le 2 ] || fail "more than one Deleted event per child"
+echo "PASS: operator_children"
