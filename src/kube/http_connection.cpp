@@ -15,6 +15,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "kube/tls_context.h"
 #include "kube/transport_error.h"
 
 namespace kube {
@@ -96,17 +97,11 @@ awaitable<Result<Ok>> HttpConnection::connect(const HttpEndpoint& ep) {
 
   SSL* ssl = tls_->native_handle();
   const std::string& name = ep.tls_server_name.empty() ? ep.host : ep.tls_server_name;
-  X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
-  boost::system::error_code not_ip;
-  asio::ip::make_address(name, not_ip);
-  if (not_ip) {
-    // SNI is only for names (RFC 6066); the certificate must carry this name as a DNS SAN.
-    SSL_set_tlsext_host_name(ssl, const_cast<char*>(name.c_str()));
-    X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-    X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
-  } else {
-    // An IP-address server is verified against the certificate's IP SANs.
-    X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
+  if (std::string why = set_peer_identity(ssl, name); !why.empty()) {
+    // make_tls_context checked the same name at start-up, so this is not expected; refuse anyway.
+    co_return transport_error(
+        boost::system::errc::make_error_code(boost::system::errc::invalid_argument),
+        "TLS set-up for " + where + ": " + why);
   }
 
   tcp_stream.expires_after(ep.handshake_timeout);

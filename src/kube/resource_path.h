@@ -1,8 +1,10 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "kube/api_error.h"
 #include "kube/url_query.h"
 
 namespace kube {
@@ -31,6 +33,18 @@ struct ResourcePath {
   ResourcePath in_namespace(std::string_view n) const;
   ResourcePath named(std::string_view n) const;
   ResourcePath sub(std::string_view s) const;  // "status", "scale", "finalizers"
+
+  // What a request needs the path to name: every object verb needs one object (a name), a list,
+  // watch or create needs the collection (no name).
+  enum class Target { object, collection };
+  // Why this path may not be sent, or empty when it may. As client-go's IsValidPathSegmentName,
+  // no segment may be "." or "..", or contain "/" or "%": the server decodes the path before
+  // routing, so such a segment would address another resource. An object path needs a name, so
+  // an empty name never turns DELETE of one object into DELETE of the whole collection.
+  std::string invalid_reason(Target target) const;
+  // The error a `verb` request gets instead of being sent (Errc::bad_request, no HTTP status), or
+  // none when the path is valid for `target`.
+  std::optional<ApiError> refusal(Target target, std::string_view verb) const;
 
   // "v1" or "apps/v1".
   std::string api_version() const;

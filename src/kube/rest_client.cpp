@@ -9,6 +9,7 @@ namespace kube {
 
 namespace http = boost::beast::http;
 using boost::asio::awaitable;
+using Target = ResourcePath::Target;
 
 namespace {
 
@@ -140,12 +141,13 @@ awaitable<Result<ApiResponse>> RestClient::request(http::verb method, std::strin
 }
 
 awaitable<Result<ApiResponse>> RestClient::get(const ResourcePath& object) {
+  if (auto refused = object.refusal(Target::object, "GET")) co_return std::move(*refused);
   co_return co_await request(http::verb::get, object.path());
 }
 
 awaitable<Result<ApiResponse>> RestClient::list(const ResourcePath& collection,
                                                 const ListOptions& options) {
-  CHECK(collection.name.empty()) << "list needs a collection path, not " << collection.path();
+  if (auto refused = collection.refusal(Target::collection, "list")) co_return std::move(*refused);
   co_return co_await request(http::verb::get, collection.target(list_query(options)));
 }
 
@@ -194,12 +196,14 @@ awaitable<Result<ApiResponse>> RestClient::list_all(const ResourcePath& collecti
 
 awaitable<Result<ApiResponse>> RestClient::create(const ResourcePath& collection, JsonBody body,
                                                   const WriteOptions& options) {
+  if (auto refused = collection.refusal(Target::collection, "POST")) co_return std::move(*refused);
   co_return co_await request(http::verb::post, collection.target(write_query(options)), kJson,
                              std::move(body.text));
 }
 
 awaitable<Result<ApiResponse>> RestClient::update(const ResourcePath& object, JsonBody body,
                                                   const WriteOptions& options) {
+  if (auto refused = object.refusal(Target::object, "PUT")) co_return std::move(*refused);
   co_return co_await request(http::verb::put, object.target(write_query(options)), kJson,
                              std::move(body.text));
 }
@@ -208,6 +212,7 @@ awaitable<Result<ApiResponse>> RestClient::patch(const ResourcePath& object, Pat
                                                  JsonBody body, const WriteOptions& options) {
   CHECK(type != PatchType::apply || !options.field_manager.empty())
       << "server-side apply needs a field manager";
+  if (auto refused = object.refusal(Target::object, "PATCH")) co_return std::move(*refused);
   co_return co_await request(http::verb::patch, object.target(write_query(options)),
                              content_type(type), std::move(body.text));
 }
@@ -222,6 +227,7 @@ awaitable<Result<ApiResponse>> RestClient::apply(const ResourcePath& object, Jso
 
 awaitable<Result<ApiResponse>> RestClient::delete_(const ResourcePath& object,
                                                    const DeleteOptions& options) {
+  if (auto refused = object.refusal(Target::object, "DELETE")) co_return std::move(*refused);
   co_return co_await request(http::verb::delete_, object.path(), kJson, delete_body(options));
 }
 

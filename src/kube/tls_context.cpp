@@ -1,14 +1,43 @@
 #include "kube/tls_context.h"
 
 #include <glog/logging.h>
+#include <openssl/x509v3.h>
 
 #include <boost/asio/buffer.hpp>
+#include <boost/asio/ip/address.hpp>
 
 #include "kube/config_error.h"
 
 namespace kube {
 
+namespace asio = boost::asio;
 namespace ssl = boost::asio::ssl;
+
+std::string set_peer_identity(SSL* ssl, const std::string& name) {
+  if (name.empty()) return "no server name to verify";
+  if (name.find('\0') != std::string::npos) return "server name contains a NUL byte";
+  X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+  if (param == nullptr) return "no verification parameters";
+  boost::system::error_code not_ip;
+  asio::ip::make_address(name, not_ip);
+  if (!not_ip) {
+    // An IP-address server is verified against the certificate's IP SANs. OpenSSL refuses a
+    // scoped address (fe80::1%eth0): that is an error, not a connection without the check.
+    if (X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str()) != 1) {
+      return "\"" + name + "\" cannot be verified as an IP address (a zone index is not allowed)";
+    }
+    return {};
+  }
+  // SNI is only for names (RFC 6066); the certificate must carry this name as a DNS SAN.
+  if (SSL_set_tlsext_host_name(ssl, const_cast<char*>(name.c_str())) != 1) {
+    return "\"" + name + "\" is not a usable TLS server name (SNI)";
+  }
+  X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+  if (X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size()) != 1) {
+    return "\"" + name + "\" is not a usable TLS server name";
+  }
+  return {};
+}
 
 std::shared_ptr<ssl::context> make_tls_context(const RestConfig& config) {
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
@@ -44,6 +73,13 @@ std::shared_ptr<ssl::context> make_tls_context(const RestConfig& config) {
     if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
       throw ConfigError("client key does not match the client certificate");
     }
+  }
+  const std::string& name = config.tls_server_name.empty() ? config.host : config.tls_server_name;
+  std::unique_ptr<SSL, decltype(&SSL_free)> probe(SSL_new(ctx->native_handle()), &SSL_free);
+  if (!probe) throw ConfigError("cannot create a TLS session for " + config.authority());
+  if (std::string why = set_peer_identity(probe.get(), name); !why.empty()) {
+    throw ConfigError((config.tls_server_name.empty() ? "server host " : "tls-server-name ") + why +
+                      " (" + config.source + ")");
   }
   return ctx;
 }

@@ -47,7 +47,9 @@ WatchStream::WatchStream(std::unique_ptr<HttpStream> stream, WatchOptions option
 awaitable<Result<std::unique_ptr<WatchStream>>> WatchStream::open(HttpTransport& transport,
                                                                   const ResourcePath& collection,
                                                                   WatchOptions options) {
-  CHECK(collection.name.empty()) << "watch needs a collection path, not " << collection.path();
+  if (auto refused = collection.refusal(ResourcePath::Target::collection, "watch")) {
+    co_return std::move(*refused);
+  }
   HttpRequest req;
   req.method = boost::beast::http::verb::get;
   req.target = collection.target(query(options));

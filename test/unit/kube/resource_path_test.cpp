@@ -69,3 +69,40 @@ TEST_CASE("query values with selector syntax are percent-encoded", "[rest][path]
   CHECK(pods.target(UrlQuery{}) == "/api/v1/pods");
   CHECK(pods.target(UrlQuery().add("watch", "1")) == "/api/v1/pods?watch=1");
 }
+
+TEST_CASE("segments that would address another resource are refused", "[rest][path]") {
+  using Target = ResourcePath::Target;
+  const auto cm = ResourcePath::from_api_version("v1", "configmaps").in_namespace("ns");
+  CHECK(cm.named("web").invalid_reason(Target::object).empty());
+  CHECK(cm.invalid_reason(Target::collection).empty());
+  CHECK(cm.in_namespace("").invalid_reason(Target::collection).empty());  // all namespaces
+
+  // An empty name would make the object verb a collection verb (DELETE of every ConfigMap).
+  CHECK(cm.invalid_reason(Target::object) == "resource name may not be empty (configmaps)");
+  CHECK(cm.named("web").invalid_reason(Target::collection) ==
+        "a collection request may not name an object (configmaps web)");
+
+  for (const char* bad : {".", ".."}) {
+    CHECK(cm.named(bad).invalid_reason(Target::object) ==
+          std::string("name may not be \"") + bad + "\"");
+    CHECK(cm.in_namespace(bad).invalid_reason(Target::collection) ==
+          std::string("namespace may not be \"") + bad + "\"");
+  }
+  CHECK(cm.named("a/b").invalid_reason(Target::object) == "name may not contain '/'");
+  CHECK(cm.named("a%2Fb").invalid_reason(Target::object) == "name may not contain '%'");
+  CHECK(cm.in_namespace("x/y").invalid_reason(Target::collection) ==
+        "namespace may not contain '/'");
+  CHECK(cm.named("web").sub("..").invalid_reason(Target::object) ==
+        "subresource may not be \"..\"");
+  CHECK(ResourcePath::from_api_version("a/b/c", "things").invalid_reason(Target::collection) ==
+        "version may not contain '/'");
+  CHECK(cm.sub("status").invalid_reason(Target::collection) ==
+        "subresource status of configmaps needs an object name");
+
+  const auto refused = cm.refusal(Target::object, "DELETE");
+  REQUIRE(refused);
+  CHECK(refused->is(kube::Errc::bad_request));
+  CHECK(refused->http_status == 0);
+  CHECK(refused->message == "DELETE not sent: resource name may not be empty (configmaps)");
+  CHECK_FALSE(cm.named("web").refusal(Target::object, "DELETE"));
+}

@@ -117,6 +117,32 @@ TEST_CASE("get parses the object, errors come from the Status body", "[rest]") {
   CHECK(snap[1].code == "404");
 }
 
+TEST_CASE("no verb sends a path that names the wrong thing", "[rest][path]") {
+  Fixture f([](const FakeApiServer::Request&) { return FakeApiServer::Reply::json(200, "{}"); });
+  f.run([&]() -> awaitable<void> {
+    // Sent as is, each of these would reach a different resource than the caller meant.
+    auto del = co_await f.client.delete_(kConfigMaps.named(""));
+    REQUIRE_FALSE(del.ok());
+    CHECK(del.error().is(Errc::bad_request));
+    CHECK(del.error().message == "DELETE not sent: resource name may not be empty (configmaps)");
+    auto get = co_await f.client.get(kConfigMaps.named(".."));
+    CHECK(get.error().message == "GET not sent: name may not be \"..\"");
+    auto put =
+        co_await f.client.update(kConfigMaps.named("a/b"), kube::JsonBody(std::string("{}")));
+    CHECK(put.error().message == "PUT not sent: name may not contain '/'");
+    auto patch = co_await f.client.patch(kConfigMaps.named("a%2F.."), PatchType::merge,
+                                         kube::JsonBody(std::string("{}")));
+    CHECK(patch.error().message == "PATCH not sent: name may not contain '%'");
+    auto list = co_await f.client.list(kConfigMaps.in_namespace("."));
+    CHECK(list.error().message == "list not sent: namespace may not be \".\"");
+    auto post = co_await f.client.create(kConfigMaps.named("x"), kube::JsonBody(std::string("{}")));
+    CHECK(post.error().is(Errc::bad_request));
+    auto watch = co_await f.client.watch(kConfigMaps.in_namespace(".."), kube::WatchOptions{});
+    CHECK(watch.error().message == "watch not sent: namespace may not be \"..\"");
+  }());
+  CHECK(f.server.requests() == 0);
+}
+
 TEST_CASE("429 keeps Retry-After, non-JSON bodies still give a typed error", "[rest]") {
   Fixture f([](const FakeApiServer::Request& r) {
     if (r.target.ends_with("/busy")) {
