@@ -1,0 +1,79 @@
+# Shared helpers for the fault tests. A test that disrupts the API server starts its own control
+# plane (own_controlplane), so the shared one other tests use is never touched.
+here_faults=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# common.sh demands a running cluster; own_controlplane provides it before anything talks to one.
+export KUBECONFIG=${KUBECONFIG:-/nonexistent-until-own-controlplane}
+source "$here_faults/../lib/common.sh"
+cd "${ASOP_SOURCE_DIR:?}"
+
+# own_controlplane: starts a control plane in a temp dir (APISERVER_EXTRA_ARGS passes through),
+# points KUBECONFIG at it, applies the CRD and creates namespace $ns. cleanup (the EXIT trap)
+# stops the operators and removes it all.
+own_controlplane() {
+  cp_dir=$(mktemp -d /tmp/asop-fault-cp.XXXXXX)
+  trap cleanup EXIT
+  bash test/controlplane/up.sh "$cp_dir" >/dev/null
+  export KUBECONFIG=$cp_dir/kubeconfig
+  kubectl apply -f crds/ >/dev/null
+  kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+  ns=fault
+  kubectl create namespace "$ns" >/dev/null
+  eventually 60 kubectl get serviceaccount default -n "$ns"
+}
+cleanup() {
+  stop_all_operators
+  [ -n "${cp_dir:-}" ] && bash test/controlplane/down.sh "$cp_dir" --purge
+  return 0
+}
+
+# stop_apiserver / start_apiserver: the API server of our own control plane only.
+stop_apiserver() {
+  local pid
+  pid=$(cat "$cp_dir/run/kube-apiserver.pid")
+  kill -TERM "$pid"
+  while [ -d "/proc/$pid" ]; do sleep 0.1; done
+}
+start_apiserver() { bash test/controlplane/up.sh "$cp_dir" >/dev/null; }
+
+k() { kubectl -n "$ns" "$@"; }
+# app NAME SIZE IMAGE: applies an AppService.
+app() {
+  k apply -f - >/dev/null <<YAML
+apiVersion: app.example.com/v1
+kind: AppService
+metadata: {name: $1}
+spec: {size: $2, image: "$3", ports: [{port: 80}]}
+YAML
+}
+# converged NAME IMAGE: status observed the current generation and the Deployment runs IMAGE.
+converged() {
+  [ "$(k get appservice "$1" -o jsonpath='{.status.observedGeneration}')" = \
+    "$(k get appservice "$1" -o jsonpath='{.metadata.generation}')" ] &&
+    [ "$(k get deployment "$1" -o jsonpath='{.spec.template.spec.containers[0].image}')" = "$2" ] &&
+    k get service "$1" >/dev/null
+}
+# gone NAME: the AppService and both children no longer exist.
+gone() { ! k get appservice "$1" && ! k get deployment "$1" && ! k get service "$1"; }
+# leaks: children whose owning AppService no longer exists (by uid).
+leaks() {
+  local uids
+  uids=" $(k get appservices -o jsonpath='{.items[*].metadata.uid}') "
+  k get deployments,services -l app.kubernetes.io/managed-by=appservice-operator \
+    -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].uid}{"\n"}{end}' |
+    while read -r uid; do case "$uids" in *" $uid "*) ;; *) echo "$uid" ;; esac; done | grep -c . || true
+}
+# stuck_finalizers: AppServices being deleted that still hold a finalizer.
+stuck_finalizers() {
+  k get appservices -o jsonpath='{range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name}{"\n"}{end}' | grep -c . || true
+}
+# metric PORT NAME: sum of a counter over all its series; fails the test when it is missing.
+metric() {
+  local out
+  out=$(curl -fsS "127.0.0.1:$1/metrics") || fail "metrics on port $1 not reachable"
+  awk -v n="$2" '$1 == n || index($1, n "{") == 1 {s += $NF; found = 1} END {if (!found) exit 1; print s}' <<<"$out" ||
+    fail "metric $2 missing"
+}
+# running PID: the process exists and is not a zombie (an exited child stays one until waited for).
+running() { [ -r "/proc/$1/status" ] && ! grep -q '^State:.*Z' "/proc/$1/status"; }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+secs() { printf '%d.%03ds' $(( $1 / 1000 )) $(( $1 % 1000 )); }

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# SIGKILL mid-reconcile and mid-deletion, then restart: everything converges, nothing leaks, no
+# finalizer is stuck. The windows are caught by killing while 40 AppServices are being reconciled
+# (or deleted) and reading the objects afterwards: after a SIGKILL nothing changes any more, so
+# the snapshot is the state at the kill. Each window must have been hit at least once.
+source "$(dirname "$0")/lib.sh"
+own_controlplane
+count=40
+# mid_reconcile: AppServices whose Deployment exists but whose status was never written.
+mid_reconcile() {
+  local with_status
+  with_status=" $(k get appservices -o jsonpath='{range .items[?(@.status.observedGeneration)]}{.metadata.name} {end}') "
+  k get deployments -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' |
+    while read -r d; do case "$with_status" in *" $d "*) ;; *) echo "$d" ;; esac; done | grep -c . || true
+}
+# mid_deletion: AppServices being deleted, finalizer still on, with a child already gone.
+mid_deletion() {
+  local deps svcs
+  deps=" $(k get deployments -o jsonpath='{.items[*].metadata.name}') "
+  svcs=" $(k get services -o jsonpath='{.items[*].metadata.name}') "
+  k get appservices -o jsonpath='{range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name}{"\n"}{end}' |
+    while read -r a; do [[ $deps == *" $a "* && $svcs == *" $a "* ]] || echo "$a"; done | grep -c . || true
+}
+# kill_at LOG TEXT: waits (polling fast: the whole batch takes about a second) for TEXT in the log.
+kill_at() {
+  local deadline=$(( $(date +%s) + 60 ))
+  until grep -q "$2" "$1"; do
+    [ "$(date +%s)" -lt "$deadline" ] || fail "no '$2' in $1"
+    sleep 0.01
+  done
+}
+apps_yaml() {
+  for i in $(seq "$count"); do
+    printf -- '---\napiVersion: app.example.com/v1\nkind: AppService\nmetadata: {name: app-%03d}\nspec: {size: 0, image: "%s", ports: [{port: 80}]}\n' "$i" "$1"
+  done
+}
+kills=0 hit_reconcile=0 hit_deletion=0
+start_ms=$(now_ms)
+for round in 1 2 3; do
+  start_operator "r$round" --namespace "$ns"
+  pid_var=OP_PID_r$round
+  apps_yaml nginx:1.27 | k apply -f - >/dev/null
+  kill_at "$OP_LOG_DIR/r$round.log" 'created Deployment'
+  kill -KILL "${!pid_var}"; wait "${!pid_var}" 2>/dev/null || true; kills=$((kills + 1))
+  hit_reconcile=$(( hit_reconcile + $(mid_reconcile) ))
+  start_operator "r${round}b" --namespace "$ns"
+  pid_var=OP_PID_r${round}b
+  for i in $(seq "$count"); do eventually 60 converged "$(printf app-%03d "$i")" nginx:1.27; done
+  k delete appservices --all --wait=false >/dev/null
+  kill_at "$OP_LOG_DIR/r${round}b.log" 'deleted Deployment'
+  kill -KILL "${!pid_var}"; wait "${!pid_var}" 2>/dev/null || true; kills=$((kills + 1))
+  hit_deletion=$(( hit_deletion + $(mid_deletion) ))
+  start_operator "r${round}c" --namespace "$ns"
+  eventually 120 sh -c "! kubectl -n $ns get appservices -o name | grep -q ."
+  eventually 60 sh -c "! kubectl -n $ns get deployments,services -o name | grep -q ."
+  [ "$hit_reconcile" -ge 1 ] && [ "$hit_deletion" -ge 1 ] && break
+done
+recover_ms=$(( $(now_ms) - start_ms ))
+[ "$hit_reconcile" -ge 1 ] || fail "never killed between creating children and writing status"
+[ "$hit_deletion" -ge 1 ] || fail "never killed between deleting children and removing the finalizer"
+leaked=$(k get deployments,services -o name | grep -c . || true)
+[ "$leaked" = 0 ] || fail "$leaked leaked children"
+[ "$(stuck_finalizers)" = 0 ] || fail "finalizer stuck"
+last=OP_METRICS_r${round}c
+requests=$(metric "${!last}" rest_client_requests_total)
+errors=$(metric "${!last}" controller_runtime_reconcile_errors_total)
+echo "figures: recover=$(secs "$recover_ms") (all rounds) requests=$requests errors=$errors leaks=$leaked kills=$kills rounds=$round killed_mid_reconcile=$hit_reconcile killed_mid_deletion=$hit_deletion"
+echo "PASS: sigkill_midway"
