@@ -39,6 +39,15 @@ kube::WriteOptions create_options() {
   return o;
 }
 
+// The namespace lifecycle admission plugin's refusal of new objects in a terminating namespace.
+bool namespace_terminating(const kube::ApiError& error) {
+  if (!error.is(kube::Errc::forbidden)) return false;
+  for (const auto& cause : error.causes) {
+    if (cause.type == "NamespaceTerminating") return true;
+  }
+  return false;
+}
+
 bool has_member(const rapidjson::Value& v, const char* name) {
   return v.IsObject() && v.HasMember(name);
 }
@@ -359,6 +368,11 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
         }
         out.object = migrated->body;
       }
+      co_return out;
+    }
+    if (namespace_terminating(created.error())) {
+      // The namespace is going away with everything in it: nothing to create, nothing to retry.
+      LOG(INFO) << ctx.log_prefix << " not creating " << what << ": namespace is being terminated";
       co_return out;
     }
     if (!created.error().is(kube::Errc::already_exists)) {
