@@ -50,6 +50,8 @@ Keeps every AppService (app.example.com/v1) backed by an owned Deployment and Se
   --metrics-bind-address ADDR       Prometheus /metrics (default :8080, 0 disables)
   --health-probe-bind-address ADDR  /healthz and /readyz (default :8081, 0 disables)
   --list-page-size N                page size of the initial lists (default 500)
+  --sync-period D                   reconcile every AppService again this often (default 10h,
+                                    jittered by +-10%), so a change a watch missed is repaired
   -v N                              log verbosity (glog)
   --version, --help
 )";
@@ -69,6 +71,7 @@ struct Flags {
   std::string metrics_bind_address = ":8080";
   std::string health_probe_bind_address = ":8081";
   int list_page_size = 500;
+  std::chrono::milliseconds sync_period{10 * 3600 * 1000};
   int verbosity = 0;
 };
 
@@ -163,6 +166,8 @@ Flags parse_flags(int argc, char** argv) {
       f.health_probe_bind_address = value();
     } else if (name == "list-page-size") {
       f.list_page_size = parse_int(flag, value(), 1);
+    } else if (name == "sync-period") {
+      f.sync_period = parse_duration(flag, value());
     } else if (name == "v") {
       f.verbosity = parse_int(flag, value(), 0);
     } else {
@@ -267,6 +272,8 @@ int main(int argc, char** argv) {
   ctrl::Controller::Options co;
   co.name = "appservice";
   co.max_concurrent_reconciles = flags.max_concurrent_reconciles;
+  co.resync_period = flags.sync_period;
+  co.resync_store = &apps.store();
   auto& controller = manager.add_controller(co, reconciler);
   apps.add_handler(controller.enqueue_self());
   deployments.add_handler(controller.enqueue_controller_owner("app.example.com", "AppService"));

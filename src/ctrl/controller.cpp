@@ -51,6 +51,7 @@ Controller::Controller(asio::any_io_executor ex, Options options, Reconciler& re
                                          default_controller_rate_limiter(clock), metrics)),
       wake_(ex, kForever),
       delay_(ex, kForever),
+      resync_timer_(ex, kForever),
       active_workers_gauge_(metrics.gauge("controller_runtime_active_workers",
                                           "Number of currently used workers per controller",
                                           {{"controller", options_.name}})),
@@ -117,7 +118,8 @@ Informer::Handler Controller::enqueue_controller_owner(std::string owner_group,
 asio::awaitable<void> Controller::run() {
   LOG(INFO) << "controller=" << options_.name
             << " starting workers count=" << options_.max_concurrent_reconciles;
-  int running = options_.max_concurrent_reconciles + 1;
+  const bool resyncs = options_.resync_period.count() > 0 && options_.resync_store != nullptr;
+  int running = options_.max_concurrent_reconciles + 1 + (resyncs ? 1 : 0);
   asio::steady_timer finished(ex_, kForever);
   auto on_exit = [&](std::exception_ptr e) {
     if (e) {
@@ -133,6 +135,7 @@ asio::awaitable<void> Controller::run() {
     asio::co_spawn(ex_, worker(), on_exit);
   }
   asio::co_spawn(ex_, delayed_adds(), on_exit);
+  if (resyncs) asio::co_spawn(ex_, resync(), on_exit);
   co_await finished.async_wait(asio::as_tuple(asio::use_awaitable));
   LOG(INFO) << "controller=" << options_.name << " all workers finished";
 }
@@ -141,6 +144,20 @@ void Controller::shut_down() {
   stopping_ = true;
   queue_->shut_down_with_drain();
   wake();
+  resync_timer_.cancel();
+}
+
+asio::awaitable<void> Controller::resync() {
+  while (!stopping_) {
+    const double factor = 0.9 + 0.2 * random_.float64();
+    resync_timer_.expires_after(
+        std::chrono::duration_cast<std::chrono::milliseconds>(options_.resync_period * factor));
+    co_await resync_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (stopping_) break;
+    auto objects = options_.resync_store->list();
+    VLOG(1) << "controller=" << options_.name << " resync: queueing " << objects.size() << " keys";
+    for (const auto& object : objects) queue_->add(object_key(*object));
+  }
 }
 
 asio::awaitable<void> Controller::delayed_adds() {

@@ -23,6 +23,10 @@ class Controller {
     Options() = default;
     std::string name;
     int max_concurrent_reconciles = 4;
+    // controller-runtime's SyncPeriod: every period (jittered to 0.9..1.1 of it) each key of
+    // `resync_store` is queued again, so a change a watch missed is still repaired. Zero: never.
+    std::chrono::milliseconds resync_period{0};
+    const ObjectStore* resync_store = nullptr;
   };
 
   Controller(boost::asio::any_io_executor ex, Options options, Reconciler& reconciler,
@@ -45,6 +49,7 @@ class Controller {
  private:
   boost::asio::awaitable<void> worker();
   boost::asio::awaitable<void> delayed_adds();
+  boost::asio::awaitable<void> resync();
   boost::asio::awaitable<void> process(std::string key);
   std::string new_reconcile_id();
   void wake();
@@ -58,6 +63,7 @@ class Controller {
   std::unique_ptr<WorkQueue> queue_;
   boost::asio::steady_timer wake_;   // workers wait on it; cancel() wakes them all
   boost::asio::steady_timer delay_;  // fires at the queue's next delayed add
+  boost::asio::steady_timer resync_timer_;
   int active_workers_ = 0;
   bool stopping_ = false;
 

@@ -138,4 +138,22 @@ step "background: the children go, then the AppService"
 k delete appservice legacy --wait=true --timeout=60s >/dev/null
 eventually 60 sh -c "! kubectl -n $ns get deployment legacy && ! kubectl -n $ns get service legacy"
 [ "$(events legacy Deleted)" -le 2 ] || fail "more than one Deleted event per child"
+step "resync: --sync-period reconciles again at rest, with no writes"
+k apply -f - >/dev/null <<YAML
+apiVersion: app.example.com/v1
+kind: AppService
+metadata: {name: sync}
+spec: {size: 0, image: nginx:1.27}
+YAML
+eventually 60 value_is True cond sync Available
+stop_operator "$OP_PID_main" TERM || fail "operator did not exit 0 on SIGTERM"
+start_operator resync --namespace "$ns" --sync-period 2s
+reconciles() { curl -fsS "127.0.0.1:$OP_METRICS_resync/metrics" | awk '/^controller_runtime_reconcile_total/ && /result="success"/ {s+=$NF} END {print s+0}'; }
+reconciles_at_least() { [ "$(reconciles)" -ge "$1" ]; }
+eventually 30 reconciles_at_least 2
+w_before=$(writes "$OP_METRICS_resync")
+r_before=$(reconciles)
+eventually 30 reconciles_at_least $(( r_before + 2 ))  # two more sync periods, nothing changed
+[ "$(writes "$OP_METRICS_resync")" = "$w_before" ] || fail "a resync wrote with nothing to change"
+echo "resync: reconciles $r_before -> $(reconciles), writes stayed at $w_before"
 echo "PASS: operator_children"

@@ -1,5 +1,7 @@
 #include "ctrl/controller.h"
 
+#include <rapidjson/document.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -9,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <stdexcept>
 
@@ -190,4 +193,35 @@ TEST_CASE("controller: owner handler maps children to their controller owner", "
   REQUIRE(run_until(f.io, [&] { return f.reconciler.calls["ns/web"] == 1; }));
   CHECK(f.reconciler.calls.count("ns/rs") == 0);
   CHECK(f.reconciler.calls.count("ns/s") == 0);
+}
+
+TEST_CASE("controller: every key of the resync store is queued again each sync period",
+          "[controller]") {
+  asio::io_context io;
+  RealClock clock;
+  SeededRandom random{7};
+  MetricsRegistry metrics;
+  ScriptedReconciler reconciler{io};
+  ObjectStore store;
+  informer::Replace list;
+  for (auto name : {"a", "b"}) {
+    auto doc = std::make_shared<rapidjson::Document>();
+    doc->Parse((std::string(R"({"metadata":{"namespace":"ns","name":")") + name +
+                R"(","resourceVersion":"1"}})")
+                   .c_str());
+    list.items.push_back(doc);
+  }
+  store.apply(std::move(list));
+  Controller::Options options;
+  options.name = "resync";
+  options.resync_period = 40ms;
+  options.resync_store = &store;
+  Controller controller(io.get_executor(), options, reconciler, metrics, clock, random);
+  bool finished = false;
+  asio::co_spawn(io, controller.run(), [&](std::exception_ptr) { finished = true; });
+  // Nothing was added by hand: every reconcile comes from a resync, at least three rounds.
+  REQUIRE(run_until(
+      io, [&] { return reconciler.calls["ns/a"] >= 3 && reconciler.calls["ns/b"] >= 3; }));
+  controller.shut_down();
+  REQUIRE(run_until(io, [&] { return finished; }));
 }
