@@ -5,6 +5,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -298,5 +299,9 @@ int main(int argc, char** argv) {
   deployments.add_handler(controller.enqueue_controller_owner("app.example.com", "AppService"));
   services.add_handler(controller.enqueue_controller_owner("app.example.com", "AppService"));
 
-  return manager.run();
+  const int code = manager.run();
+  // Aborted (lost lease, dead background coroutine): coroutines are left suspended and refer to
+  // the objects above, so exit without unwinding them, as a Go process exits mid-goroutine.
+  if (manager.aborted()) std::_Exit(code);
+  return code;
 }
