@@ -5,6 +5,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -107,9 +108,17 @@ std::chrono::milliseconds parse_duration(const std::string& flag, const std::str
     if (start == unit_start || unit == units.end()) {
       throw UsageError("invalid duration \"" + value + "\" for " + flag + " (e.g. 15s, 500ms)");
     }
-    total += std::stod(value.substr(start, unit_start - start)) * unit->second;
+    double number = 0;
+    auto [end, ec] = std::from_chars(value.data() + start, value.data() + unit_start, number);
+    if (ec != std::errc() || end != value.data() + unit_start) {
+      throw UsageError("invalid duration \"" + value + "\" for " + flag + " (e.g. 15s, 500ms)");
+    }
+    total += number * unit->second;
   }
-  if (value.empty() || total <= 0) throw UsageError("invalid duration \"\" for " + flag);
+  if (value.empty() || total < 1 || total > 1e12) {
+    throw UsageError("invalid duration \"" + value + "\" for " + flag +
+                     ": want 1ms or more, within 30 years");
+  }
   return std::chrono::milliseconds(static_cast<long long>(total));
 }
 
@@ -117,6 +126,26 @@ bool parse_bool(const std::string& flag, const std::string& value) {
   if (value == "true" || value == "1") return true;
   if (value == "false" || value == "0") return false;
   throw UsageError("invalid value \"" + value + "\" for " + flag + ": want true or false");
+}
+
+// client-go's NewLeaderElector checks, as usage errors rather than an abort later on. The Lease
+// holds whole seconds (leaseDurationSeconds), so a sub-second part would be silently dropped.
+void validate_leader_election(const Flags& f) {
+  if (f.lease_duration.count() % 1000 != 0) {
+    throw UsageError(
+        "--leader-elect-lease-duration must be whole seconds (the Lease stores "
+        "seconds), got " +
+        std::to_string(f.lease_duration.count()) + "ms");
+  }
+  if (f.renew_deadline >= f.lease_duration) {
+    throw UsageError("--leader-elect-renew-deadline must be shorter than the lease duration");
+  }
+  // client-go: renewDeadline > JitterFactor * retryPeriod, JitterFactor 1.2.
+  if (f.renew_deadline.count() * 10 <= f.retry_period.count() * 12) {
+    throw UsageError(
+        "--leader-elect-renew-deadline must be longer than 1.2 x "
+        "--leader-elect-retry-period");
+  }
 }
 
 // Parses --name=value, --name value, and -v N; booleans take no separate value.
@@ -174,9 +203,7 @@ Flags parse_flags(int argc, char** argv) {
       throw UsageError("unknown flag " + flag + " (see --help)");
     }
   }
-  if (f.renew_deadline >= f.lease_duration) {
-    throw UsageError("--leader-elect-renew-deadline must be shorter than the lease duration");
-  }
+  validate_leader_election(f);
   return f;
 }
 
@@ -279,5 +306,9 @@ int main(int argc, char** argv) {
   deployments.add_handler(controller.enqueue_controller_owner("app.example.com", "AppService"));
   services.add_handler(controller.enqueue_controller_owner("app.example.com", "AppService"));
 
-  return manager.run();
+  const int code = manager.run();
+  // Aborted (lost lease, dead background coroutine): coroutines are left suspended and refer to
+  // the objects above, so exit without unwinding them, as a Go process exits mid-goroutine.
+  if (manager.aborted()) std::_Exit(code);
+  return code;
 }

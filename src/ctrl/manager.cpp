@@ -57,14 +57,10 @@ Manager::Manager(asio::io_context& io, Options options, std::shared_ptr<kube::Re
     elector_ =
         std::make_unique<LeaderElector>(io.get_executor(), client_, le, clock, random, &metrics);
     elector_->on_started_leading([this] { start_controllers(); });
-    elector_->on_stopped_leading([this] {
-      if (exit_code_ == kExitOk && !shutdown_requested_) {
-        LOG(ERROR) << "leader election lost: stopping";
-        lost_lease_ = true;
-        exit_code_ = kExitFailure;
-        shutdown_.cancel();
-      }
-    });
+    // controller-runtime's OnStoppedLeading: no graceful shutdown. Another replica may already
+    // lead, so nothing of ours may run once the loss is known, not even an in-flight reconcile's
+    // next request: stopping the event loop here ends every coroutine at its current suspension.
+    elector_->on_stopped_leading([this] { abort_run("leader election lost"); });
   }
 }
 
@@ -89,6 +85,14 @@ bool Manager::caches_synced() const {
   return true;
 }
 
+void Manager::abort_run(const std::string& why) {
+  if (aborted_) return;
+  aborted_ = true;
+  exit_code_ = kExitFailure;
+  LOG(ERROR) << why << ": exiting now, without graceful shutdown";
+  io_.stop();
+}
+
 void Manager::request_shutdown() {
   shutdown_requested_ = true;
   shutdown_.cancel();
@@ -103,6 +107,10 @@ int Manager::run() {
     io_.stop();
   });
   io_.run();
+  if (aborted_) {
+    LOG(ERROR) << "manager aborted, exit code " << exit_code_;
+    google::FlushLogFiles(google::GLOG_INFO);
+  }
   return exit_code_;
 }
 
@@ -179,20 +187,14 @@ asio::awaitable<void> Manager::main() {
     } else {
       start_controllers();
     }
-    if (!shutdown_requested_ && !lost_lease_) {
+    if (!shutdown_requested_) {
       co_await shutdown_.async_wait(asio::as_tuple(asio::use_awaitable));
     }
   }
 
   signals.cancel();
   co_await stop_controllers();
-  if (elector_) {
-    if (lost_lease_) {
-      elector_->stop();
-    } else {
-      co_await elector_->release();
-    }
-  }
+  if (elector_) co_await elector_->release();
   for (auto& informer : informers_) informer->stop();
   metrics_server_->stop();
   health_server_->stop();

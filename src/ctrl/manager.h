@@ -22,7 +22,7 @@ namespace ctrl {
 // Wires informers, controllers, leader election and the probe/metrics servers onto one
 // io_context, like controller-runtime's manager:
 //   start servers and informers -> wait for every cache to sync (or exit) -> [win the lease] ->
-//   start controllers -> run until SIGTERM/SIGINT or a lost lease.
+//   start controllers -> run until SIGTERM/SIGINT, or abort at once on a lost lease.
 // Shutdown: stop taking work, let in-flight reconciles finish (bounded), release the lease (empty
 // holder, so a standby takes over in seconds), stop informers and servers.
 class Manager {
@@ -56,6 +56,12 @@ class Manager {
   // Asks for a graceful shutdown, as SIGTERM does.
   void request_shutdown();
 
+  // Ends run() at once with kExitFailure, abandoning every coroutine where it is suspended (a
+  // lost lease, a dead background coroutine). After that the caller must not destroy objects
+  // those coroutines use before exiting: main() ends the process with std::_Exit.
+  void abort_run(const std::string& why);
+  bool aborted() const { return aborted_; }
+
   bool caches_synced() const;
   unsigned short metrics_port() const { return metrics_server_->port(); }
   unsigned short health_port() const { return health_server_->port(); }
@@ -82,7 +88,7 @@ class Manager {
   int running_controllers_ = 0;
   bool shutdown_requested_ = false;
   bool controllers_started_ = false;
-  bool lost_lease_ = false;
+  bool aborted_ = false;
   int exit_code_ = kExitOk;
 };
 
