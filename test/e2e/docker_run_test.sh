@@ -147,7 +147,7 @@ for child in deployment/nginx-app service/nginx-app; do
     fail "$child is not owned by the AppService"
 done
 kubectl -n "$ns" get appservices
-curl -fsS "127.0.0.1:$metrics/metrics" | grep -q '^controller_runtime_reconcile_total' || fail "no metrics"
+has_metric "$metrics" '^controller_runtime_reconcile_total' || fail "no metrics"
 [ "$(docker inspect -f '{{.HostConfig.ReadonlyRootfs}}' "$op")" = true ] || fail "root filesystem not read-only"
 
 step "docker stop: SIGTERM to PID 1, exit 0 within the grace period"

@@ -12,7 +12,7 @@ kubectl create namespace "$ns" >/dev/null
 eventually 60 kubectl get serviceaccount default -n "$ns"
 
 flags=(--namespace "$ns" --leader-elect --leader-election-namespace "$ns" --leader-election-id le-test)
-leading() { curl -fsS "127.0.0.1:$1/metrics" | grep -q '^leader_election_master_status{.*} 1$'; }
+leading() { has_metric "$1" '^leader_election_master_status{.*} 1$'; }
 leaders() { local n=0 p; for p in "$@"; do leading "$p" && n=$((n + 1)); done; echo $n; }
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 

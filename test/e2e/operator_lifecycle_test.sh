@@ -10,7 +10,7 @@ kubectl apply -f crds/ >/dev/null
 kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
 
 flags=(--namespace "$ns" --leader-elect --leader-election-namespace "$ns" --leader-election-id lc-test)
-leading() { curl -fsS "127.0.0.1:$1/metrics" | grep -q '^leader_election_master_status{.*} 1$'; }
+leading() { has_metric "$1" '^leader_election_master_status{.*} 1$'; }
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 holder() { kubectl get lease lc-test -n "$ns" -o jsonpath='{.spec.holderIdentity}'; }
 exited() { ! kill -0 "$1" 2>/dev/null; }

@@ -8,7 +8,7 @@ free_port() {
   for _ in $(seq 100); do
     p=$(( 10000 + RANDOM % (low - 10000) ))
     case " $* " in *" $p "*) continue ;; esac
-    if ! ss -Htan "sport = :$p" | grep -q .; then echo "$p"; return 0; fi
+    if [ -z "$(ss -Htan "sport = :$p")" ]; then echo "$p"; return 0; fi
   done
   echo "no free port found" >&2
   return 1

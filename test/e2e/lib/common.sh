@@ -74,5 +74,16 @@ stop_all_operators() {
   for pid in "${OPERATOR_PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
   for pid in "${OPERATOR_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
 }
+# metrics PORT: the operator's /metrics text. Read whole before any grep: with pipefail,
+# `curl | grep -q` fails when grep stops reading early and curl gets SIGPIPE (curl exit 23).
+metrics() { curl -fsS "127.0.0.1:$1/metrics"; }
+# has_metric PORT REGEX: a line of the operator's /metrics matches REGEX.
+has_metric() { local body; body=$(metrics "$1") || return 1; grep -q -- "$2" <<<"$body"; }
 # writes PORT: the operator's count of requests other than GET (what would change something).
-writes() { curl -fsS "127.0.0.1:$1/metrics" | awk '/^rest_client_requests_total/ && !/method="GET"/ {s+=$NF} END {print s+0}'; }
+# Fails when the metric is missing, so a renamed or dropped metric cannot pass as "no writes".
+writes() {
+  local body
+  body=$(metrics "$1") || fail "no /metrics on port $1"
+  grep -q '^rest_client_requests_total{' <<<"$body" || fail "rest_client_requests_total missing on port $1"
+  awk '/^rest_client_requests_total/ && !/method="GET"/ {s+=$NF} END {print s+0}' <<<"$body"
+}
