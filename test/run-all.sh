@@ -1,81 +1,136 @@
 #!/usr/bin/env bash
-# The whole test suite, from a fresh Debian 12 machine (as root): installs what is missing, builds
-# the Release and Sanitize (ASan+UBSan) builds, checks formatting, runs unit tests in both builds,
-# runs the fuzz targets for a bounded time, brings up a local control plane, runs the e2e tests,
-# and tears everything down. Exits non-zero on any failure and leaves no process behind.
+# The whole test suite, from a fresh Debian 12 machine (as root): installs what is missing, checks
+# formatting, builds the Release, Sanitize (ASan+UBSan) and fuzz builds, runs the unit tests in
+# both, runs the fuzz targets for a bounded time, brings up a local control plane, runs the e2e
+# tests in parallel, and tears everything down. Ends with "run-all: N passed, N failed, N skipped"
+# and a timing table; exits non-zero on any failure, and leaves no process behind.
 #
-# Environment: FUZZ_SECONDS (default 30 per target), E2E=0 to skip the control plane and e2e tests.
+# Every ctest run is counted from its JUnit report and checked against the number of tests it
+# should have run: a crashed or killed ctest, a missing report or a test with no result is a
+# failure. Only tests that may legitimately not run here (exit 77, declared per test) are skips.
+#
+# Environment: FUZZ_SECONDS (default 30 per target); E2E=0 skips the control plane and e2e tests;
+# E2E_JOBS (default 4) e2e tests at once; REQUIRE_DOCKER=1 (set by .ci/run) makes a missing or
+# broken Docker engine a failure instead of a skip.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 export PATH=$PATH:/usr/local/go/bin
 jobs=$(nproc)
-passed=0 failed=0
-section() { echo; echo "=== $* ($(date +%T))"; }
+source test/lib/suite.sh
+timings=()
+run_start=$(date +%s)
+section_name="" section_start=$run_start
 
-# count_ctest LOG: adds ctest's totals to the suite's.
-count_ctest() {
-  local line total nfail
-  line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$1" | tail -n1) || return 0
-  nfail=$(sed -E 's/.* ([0-9]+) tests? failed.*/\1/' <<<"$line")
-  total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
-  passed=$(( passed + total - nfail )); failed=$(( failed + nfail ))
+end_section() {
+  [ -n "$section_name" ] || return 0
+  timings+=("$section_name|$(( $(date +%s) - section_start ))")
+  section_name=""
 }
-# run_ctest BUILD_DIR LABEL: runs one label's tests and keeps going on failure, so the summary
-# reports every failure of the run.
-run_ctest() {
-  local log
-  log=$(mktemp)
-  ctest --test-dir "$1" -L "$2" --output-on-failure -j "${3:-$jobs}" --timeout 900 2>&1 | tee "$log" || true
-  count_ctest "$log"
-  rm -f "$log"
+section() {
+  end_section
+  section_name=$*
+  section_start=$(date +%s)
+  echo
+  echo "=== $* ($(date +%T))"
+}
+
+summary() {
+  end_section
+  local total=$(( $(date +%s) - run_start )) t
+  echo
+  echo "=== timing"
+  for t in "${timings[@]}"; do
+    printf '%-44s %5ds  %2dm%02ds\n' "${t%|*}" "${t##*|}" $(( ${t##*|} / 60 )) $(( ${t##*|} % 60 ))
+  done
+  printf '%-44s %5ds  %2dm%02ds\n' "total" "$total" $(( total / 60 )) $(( total % 60 ))
+  if [ ${#failures[@]} -gt 0 ]; then
+    echo
+    echo "=== failures"
+    printf '  %s\n' "${failures[@]}"
+  fi
+  echo
+  echo "=== summary ($(date +%T))"
+  echo "run-all: $passed passed, $failed failed, $skipped skipped"
+}
+
+# abort WHAT: a step everything after it needs has failed; report and stop.
+abort() {
+  suite_fail "$*"
+  summary
+  exit 1
 }
 
 section "dependencies"
-bash test/deps.sh
+bash test/deps.sh || abort "dependencies: test/deps.sh failed"
+# The control plane's Go build is long and partly waits on the module proxy: start it now, in the
+# background, and collect it before the e2e tests.
+cp_build_log=$(mktemp /tmp/asop-cp-build.XXXXXX)
+cp_build_pid=""
+if [ "${E2E:-1}" != 0 ]; then
+  # Its own process group (setsid), so cleanup can stop the go commands it started, too.
+  setsid bash test/controlplane/build.sh >"$cp_build_log" 2>&1 &
+  cp_build_pid=$!
+fi
+cleanup() {
+  [ -z "$cp_build_pid" ] || kill -- "-$cp_build_pid" 2>/dev/null || true
+  [ -z "${cp_dir:-}" ] || bash test/controlplane/down.sh "$cp_dir" --purge || true
+  rm -f "$cp_build_log"
+}
+trap cleanup EXIT
 
 section "format (clang-format)"
-mapfile -t sources < <(git ls-files -co --exclude-standard -- '*.cpp' '*.h')
-if [ ${#sources[@]} -gt 0 ] && ! clang-format --dry-run -Werror "${sources[@]}"; then
-  echo "clang-format: the files above need 'clang-format -i'"; failed=$(( failed + 1 ))
-else
-  passed=$(( passed + 1 ))
-fi
+if format_check; then suite_pass; else suite_fail "format: clang-format check failed"; fi
 
-section "build Release and Sanitize"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$jobs"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Sanitize >/dev/null
-cmake --build build-asan -j "$jobs" --target unit_tests  # e2e runs on the Release build
+# ccache, where installed, makes rebuilds cheap; a fresh machine builds without it.
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+section "build Sanitize (ASan+UBSan)"
+{ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Sanitize "${launcher[@]}" >/dev/null &&
+  cmake --build build-asan -j "$jobs" --target unit_tests appservice-operator; } ||
+  abort "build: the Sanitize build failed"
+section "build Release"
+{ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
+  -DASOP_ASAN_BINARY="$root/build-asan/appservice-operator" >/dev/null &&
+  cmake --build build -j "$jobs"; } || abort "build: the Release build failed"
 
 section "unit tests (Release)"
-run_ctest build unit
+run_ctest build unit "$jobs" "unit (Release)"
 section "unit tests (ASan+UBSan)"
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-run_ctest build-asan unit
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  run_ctest build-asan unit "$jobs" "unit (ASan+UBSan)"
 
-if [ -f test/fuzz/run.sh ]; then
-  section "fuzz (${FUZZ_SECONDS:-30}s per target)"
-  cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
-    -DASOP_FUZZ=ON -DBUILD_TESTING=ON >/dev/null
-  cmake --build build-fuzz -j "$jobs" --target fuzz
-  if bash test/fuzz/run.sh "${FUZZ_SECONDS:-30}" build-fuzz; then
-    passed=$(( passed + 1 ))
-  else
-    echo "fuzz: a target found a failure"; failed=$(( failed + 1 ))
-  fi
+section "fuzz (${FUZZ_SECONDS:-30}s per target)"
+if ! { cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
+  -DASOP_FUZZ=ON -DBUILD_TESTING=ON "${launcher[@]}" >/dev/null &&
+  cmake --build build-fuzz -j "$jobs" --target fuzz; }; then
+  suite_fail "fuzz: the fuzz build failed"
+elif bash test/fuzz/run.sh "${FUZZ_SECONDS:-30}" build-fuzz; then
+  suite_pass
+else
+  suite_fail "fuzz: a target found a failure"
 fi
 
 if [ "${E2E:-1}" != 0 ]; then
-  section "control plane"
-  cp_dir=$(mktemp -d /tmp/asop-controlplane.XXXXXX)
-  trap 'bash test/controlplane/down.sh "$cp_dir" --purge' EXIT
-  bash test/controlplane/up.sh "$cp_dir"
-  export KUBECONFIG=$cp_dir/kubeconfig ASOP_CONTROLPLANE_DIR=$cp_dir
-  section "e2e tests"
-  run_ctest build e2e 1
+  section "control plane (build collected, up)"
+  if ! wait "$cp_build_pid"; then
+    cat "$cp_build_log"
+    cp_build_pid=""
+    suite_fail "control plane: build.sh failed"
+  else
+    cp_build_pid=""
+    cat "$cp_build_log"
+    cp_dir=$(mktemp -d /tmp/asop-controlplane.XXXXXX)
+    bash test/controlplane/up.sh "$cp_dir" || abort "control plane: up.sh failed"
+    export KUBECONFIG=$cp_dir/kubeconfig ASOP_CONTROLPLANE_DIR=$cp_dir
+    # Installed once here: tests running in parallel then only re-apply it, never race to create it.
+    kubectl apply -f crds/ >/dev/null
+    kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+
+    section "e2e tests (${E2E_JOBS:-4} at once)"
+    run_ctest build e2e "${E2E_JOBS:-4}" "e2e"
+  fi
 fi
 
-section "summary"
-echo "run-all: $passed passed, $failed failed"
+summary
 [ "$failed" -eq 0 ]

@@ -389,7 +389,7 @@ TEST_CASE("a watch sees ADDED, MODIFIED, DELETED in order and ends cleanly", "[e
                 }));
 }
 
-TEST_CASE("a watch from a compacted resourceVersion is gone", "[e2e][kube]") {
+TEST_CASE("a watch from a compacted resourceVersion is gone", "[e2e][serial][kube]") {
   const auto& cp = ControlPlane::get();
   asio::io_context io;
   auto transport = transport_for(io, cp.token());

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The operator end to end, driven with kubectl as a user would: create, update, scale, drift,
 # ownership conflict, Events in kubectl describe, steady state without writes, deletion (also
-# while the operator is down, and foreground cascading).
+# while the operator is down, and foreground cascading). Also run against the ASan+UBSan build.
+# ctest: asan
 source "$(dirname "$0")/lib/common.sh"
 cd "${ASOP_SOURCE_DIR:?}"
 trap 'stop_all_operators; rm -rf "${exec_dir:-}"; kubectl delete namespace "${ns:-none}" --wait=false >/dev/null 2>&1 || true' EXIT
@@ -10,7 +11,7 @@ kubectl wait --for condition=Established crd/appservices.app.example.com --timeo
 ns=op-$RANDOM$RANDOM
 kubectl create namespace "$ns" >/dev/null
 eventually 60 kubectl get serviceaccount default -n "$ns"
-start_operator main
+start_operator main --namespace "$ns"
 k() { kubectl -n "$ns" "$@"; }
 jp() { k get "$1" -o jsonpath="$2"; }
 cond() { jp "appservice/$1" "{.status.conditions[?(@.type==\"$2\")].status}"; }
@@ -120,7 +121,7 @@ kubectl --kubeconfig "$exec_dir/kubeconfig" config set-context --current --user=
 # kubectl itself may run the plugin while editing the file: count only the operator's runs.
 touch "$exec_dir/runs"
 runs_before=$(grep -c . "$exec_dir/runs" || true)
-OP_KUBECONFIG=$exec_dir/kubeconfig start_operator again
+OP_KUBECONFIG=$exec_dir/kubeconfig start_operator again --namespace "$ns"
 eventually 60 sh -c "! kubectl -n $ns get appservice later"
 eventually 60 sh -c "! kubectl -n $ns get deployment later && ! kubectl -n $ns get service later"
 runs=$(( $(grep -c . "$exec_dir/runs") - runs_before ))

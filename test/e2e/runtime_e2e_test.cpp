@@ -90,7 +90,7 @@ void restart_apiserver(const std::string& cp_dir) {
 }  // namespace
 
 TEST_CASE("runtime: a test controller follows creates, updates, deletes and an API server restart",
-          "[e2e][runtime]") {
+          "[e2e][serial][runtime]") {
   const auto kubeconfig = e2e::kubeconfig_path();
   const auto ns = e2e::unique_name("rt");
   REQUIRE(e2e::kubectl("create namespace " + ns, kubeconfig).status == 0);

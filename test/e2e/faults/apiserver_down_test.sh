@@ -3,6 +3,8 @@
 # created, edited and deleted right before the stop and right after the restart. The operator must
 # survive (same PID), back off instead of hot-looping during the outage, and then converge every
 # AppService and leave no children of deleted ones.
+# ctest: processors 2
+# ctest: asan
 source "$(dirname "$0")/lib.sh"
 own_controlplane
 start_operator main

@@ -3,6 +3,8 @@
 # gone within 180 s (the namespace controller deletes the AppServices, the operator deletes their
 # children and removes the finalizers), and the operator's error reconciles stay bounded: refusals
 # with "namespace is being terminated" are retried with backoff, not in a hot loop.
+# ctest: processors 2
+# ctest: asan
 source "$(dirname "$0")/lib.sh"
 own_controlplane
 count=100 bound_s=180

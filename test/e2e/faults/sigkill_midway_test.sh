@@ -3,6 +3,8 @@
 # finalizer is stuck. The windows are caught by killing while 40 AppServices are being reconciled
 # (or deleted) and reading the objects afterwards: after a SIGKILL nothing changes any more, so
 # the snapshot is the state at the kill. Each window must have been hit at least once.
+# ctest: processors 2
+# ctest: asan
 source "$(dirname "$0")/lib.sh"
 own_controlplane
 count=40

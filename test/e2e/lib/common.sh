@@ -4,6 +4,17 @@ set -euo pipefail
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# require_docker: skips the test (exit 77, tagged "# ctest: may-skip") when there is no usable
+# Docker engine; with REQUIRE_DOCKER=1 (CI machines have an engine) that is a failure instead.
+require_docker() {
+  local why
+  if why=$(docker info 2>&1 >/dev/null); then return 0; fi
+  why=$(tail -n 1 <<<"$why")
+  [ "${REQUIRE_DOCKER:-0}" != 1 ] || fail "REQUIRE_DOCKER=1 but docker info failed: $why"
+  echo "SKIP: no usable Docker engine (docker info: $why)"
+  exit 77
+}
+
 # eventually SECONDS CMD...: retries CMD until it succeeds; fails the test at the deadline.
 eventually() {
   local deadline=$(( $(date +%s) + $1 )); shift

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The image builds from the real Dockerfile (test/docker/build-image.sh; the base image is made with
+# debootstrap when the engine has none) and is what docs/deploy.md promises: scratch-based and small,
+# non-root, no shell, `--help` works. The Docker tests use the image this test builds.
+# Skipped (exit 77) without a Docker engine, unless REQUIRE_DOCKER=1.
+# ctest: may-skip
+# ctest: provides docker_image
+source "$(dirname "$0")/lib/common.sh"
+cd "${ASOP_SOURCE_DIR:?}"
+require_docker
+image=${ASOP_IMAGE:-appservice-operator:dev}
+name=asop-e2e-image-$$
+trap 'docker rm -f "$name" >/dev/null 2>&1 || true' EXIT
+
+IMAGE=$image bash test/docker/build-image.sh
+size=$(docker image inspect -f '{{.Size}}' "$image")
+echo "image $image: $(( size / 1000000 )) MB"
+[ "$size" -lt 30000000 ] || fail "image is $size bytes, over 30 MB"
+[ "$(docker image inspect -f '{{.Config.User}}' "$image")" = 65532:65532 ] || fail "image user is not 65532:65532"
+help=$(docker run --rm --network none "$image" --help 2>&1) || fail "--help exited non-zero: $help"
+grep -q -- '--kubeconfig' <<<"$help" || fail "--help does not list --kubeconfig"
+# scratch: nothing to exec but the operator.
+if docker run --name "$name" --network none --entrypoint /bin/sh "$image" -c true >/dev/null 2>&1; then
+  fail "the image has a shell"
+fi
+echo "PASS: docker_image"
