@@ -767,3 +767,110 @@ TEST_CASE("reconciler: a failed write is an error result with a ReconcileError E
        {{"Warning", "ReconcileError", ""}},
        Kind::error});
 }
+
+TEST_CASE("reconciler: a create's Update entry seen in the cache is read whole and folded",
+          "[appservice][reconciler][managedfields]") {
+  // The child as the API server has it when the fold never ran: our labels (the new selector label
+  // too), ownerReference and a create's Update entry.
+  auto unfolded = [](const Doc& child) {
+    Doc whole = copy(child);
+    set(whole, "/metadata/managedFields", kUnfoldedWhole);
+    return whole;
+  };
+  auto folded_reply = [](const Doc& child) {
+    Doc after = copy(child);
+    set(after, "/metadata/resourceVersion", R"("101")");
+    return after;
+  };
+  std::vector<Case> cases;
+  {
+    // First pass: the create succeeds, the fold right after it is refused (the child changed).
+    World w = deployment_not_cached();
+    cases.push_back({"the fold after a create is refused: an error, retried",
+                     std::move(w),
+                     {post(kDeployments), fold(kDeployment).reply(api_error(409, "Conflict")),
+                      status_patch().with("/status/conditions/2/reason", R"("ReconcileError")")},
+                     {{"Normal", "Created", ""}, {"Warning", "ReconcileError", ""}},
+                     Kind::error});
+  }
+  {
+    // The retry: the child is cached with our new labels, its summary shows the Update entry.
+    World w = settled_world();
+    set(*w.deployment, "/metadata/managedFields", kUnfoldedSummary);
+    const Doc whole = unfolded(*w.deployment);
+    const Doc after = folded_reply(*w.deployment);
+    cases.push_back(
+        {"the retry folds it: GET, then the guarded fold, nothing else",
+         std::move(w),
+         {get(kDeployment).reply(ok(whole)), fold_at(kDeployment, "100")
+                                                 .with("/1/value/1/subresource", R"("status")")
+                                                 .reply(ok(after))},
+         {}});
+  }
+  {
+    // Folded, then the spec lost a field: the apply now removes it.
+    World w{app_object("clusterip-env.yaml"), std::nullopt, std::nullopt};
+    w.deployment = live_deployment(w.app);
+    w.service = live_service(w.app);
+    set(*w.deployment, "/metadata/managedFields", kUnfoldedSummary);
+    erase(w.app, "/spec/envs/1");
+    settle(w, &*w.deployment, &*w.service);
+    const Doc whole = unfolded(*w.deployment);
+    const Doc after = folded_reply(*w.deployment);
+    const Doc applied = live_deployment(w.app, "102");
+    const std::string dep = kDeployments + "/web-clusterip";
+    cases.push_back({"folded, then a removed env var is applied away",
+                     std::move(w),
+                     {get(dep).reply(ok(whole)), fold_at(dep, "100").reply(ok(after)),
+                      apply(dep, kDeploymentUid)
+                          .with("/spec/template/spec/containers/0/env",
+                                R"([{"name":"GREETING","value":"hello"}])")
+                          .reply(ok(applied))},
+                     {{"Normal", "Updated", "Updated Deployment demo/web-clusterip"}}});
+  }
+  {
+    // Found through a refused create (a lagging cache): the GET already has the whole
+    // managedFields, so no second read.
+    World w = settled_world();
+    const Doc whole = unfolded(*w.deployment);
+    const Doc after = folded_reply(*w.deployment);
+    w.deployment.reset();
+    cases.push_back(
+        {"found by AlreadyExists: folded from that read",
+         std::move(w),
+         {post(kDeployments).reply(api_error(409, "AlreadyExists")),
+          get(kDeployment).reply(ok(whole)), fold_at(kDeployment, "100").reply(ok(after))},
+         {}});
+  }
+  {
+    // A Service an older version made: no selector label, selecting on the instance label.
+    World w = settled_world();
+    erase(*w.service, "/metadata/labels/app.example.com~1appservice");
+    set(*w.service, "/spec/selector", R"({"app.kubernetes.io/instance":"nginx-app"})");
+    set(*w.service, "/metadata/managedFields", kUnfoldedSummary);
+    const Doc whole = unfolded(*w.service);
+    const Doc after = folded_reply(*w.service);
+    const Doc applied = live_service(w.app, "201");
+    cases.push_back({"a child of an older version: folded, then applied",
+                     std::move(w),
+                     {get(kService).reply(ok(whole)), fold_at(kService, "200").reply(ok(after)),
+                      apply(kService, kServiceUid)
+                          .with("/spec/selector", R"({"app.example.com/appservice":"nginx-app"})")
+                          .reply(ok(applied))},
+                     {{"Normal", "Updated", "Updated Service demo/nginx-app"}}});
+  }
+  {
+    // Our labels are gone (an older version's child) but it holds no Update entry: nothing to
+    // read or fold, only the apply that puts the labels back.
+    World w = settled_world();
+    erase(*w.service, "/metadata/labels/app.example.com~1appservice");
+    const Doc applied = live_service(w.app, "201");
+    cases.push_back({"no Update entry: no read, no fold",
+                     std::move(w),
+                     {apply(kService, kServiceUid)
+                          .with("/metadata/labels/app.example.com~1appservice", R"("nginx-app")")
+                          .reply(ok(applied))},
+                     {{"Normal", "Updated", "Updated Service demo/nginx-app"}}});
+  }
+  for (const auto& c : cases) run(c);
+}
