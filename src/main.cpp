@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "ctrl/controller.h"
 #include "ctrl/event_recorder.h"
 #include "ctrl/manager.h"
+#include "ctrl/object_meta.h"
 #include "ctrl/process_metrics.h"
 #include "ctrl/rest_client_metrics.h"
 #include "kube/config_error.h"
@@ -276,20 +278,25 @@ int main(int argc, char** argv) {
   ctrl::Manager manager(io, mo, client, metrics, clock, random);
 
   auto informer_for = [&](std::string_view api_version, std::string_view resource,
-                          std::string label_selector) -> ctrl::Informer& {
+                          std::string label_selector,
+                          std::function<void(rapidjson::Document&)> transform) -> ctrl::Informer& {
     ctrl::Informer::Options o;
     o.collection = kube::ResourcePath::from_api_version(api_version, resource);
     if (!flags.ns.empty()) o.collection = o.collection.in_namespace(flags.ns);
     o.label_selector = std::move(label_selector);
     o.page_size = flags.list_page_size;
+    o.transform = std::move(transform);
     return manager.add_informer(o);
   };
   // Children are cached only when labelled as ours: the cache stays small on a busy cluster.
   const std::string ours =
       std::string(appservice::kManagedByLabel) + "=" + std::string(appservice::kManagedBy);
-  auto& apps = informer_for(appservice::kApiVersion, "appservices", flags.label_selector);
-  auto& deployments = informer_for("apps/v1", "deployments", ours);
-  auto& services = informer_for("v1", "services", ours);
+  // The reconciler tells from the children's managedFields (who wrote them, not which fields)
+  // whether a create's entry still waits to be folded into its apply entry.
+  auto who_wrote = [](rapidjson::Document& d) { ctrl::summarize_managed_fields(d); };
+  auto& apps = informer_for(appservice::kApiVersion, "appservices", flags.label_selector, {});
+  auto& deployments = informer_for("apps/v1", "deployments", ours, who_wrote);
+  auto& services = informer_for("v1", "services", ours, who_wrote);
 
   ctrl::EventRecorder::Options eo;
   eo.component = "appservice-operator";

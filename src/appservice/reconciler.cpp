@@ -56,16 +56,6 @@ bool being_deleted(const rapidjson::Value& object) {
   return has_member(object, "metadata") && has_member(object["metadata"], "deletionTimestamp");
 }
 
-// The child's labels lack the selector label this version sets: an older version made it, by a
-// create (managedFields operation Update) that must be folded into our apply entry.
-bool made_by_older_version(const rapidjson::Value& object) {
-  if (!has_member(object, "metadata")) return false;
-  const auto& meta = object["metadata"];
-  auto labels = meta.FindMember("labels");
-  if (labels == meta.MemberEnd() || !labels->value.IsObject()) return true;
-  return !labels->value.HasMember(std::string(kSelectorLabel).c_str());
-}
-
 std::string selector_text(const rapidjson::Value& object) {
   if (!has_member(object, "spec") || !has_member(object["spec"], "selector")) return "(none)";
   const auto& selector = object["spec"]["selector"];
@@ -340,10 +330,13 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
   };
 
   std::shared_ptr<const rapidjson::Document> live = child.store->get(key);
+  // The cache keeps only a summary of managedFields; an object read from the server has them all.
+  bool whole = false;
   if (!live && recheck_conflict) {
     auto got = co_await client_->get(path);
     if (got) {
       live = got->body;
+      whole = true;
     } else if (!got.error().is(kube::Errc::not_found)) {
       co_return fail("reading " + what + ": " + got.error().describe());
     }
@@ -381,6 +374,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     auto got = co_await client_->get(path);
     if (!got) co_return fail("reading " + what + ": " + got.error().describe());
     live = got->body;  // it exists: ours with its labels edited away, a lagging cache, or foreign
+    whole = true;
   }
 
   auto owner = ctrl::controller_owner(*live);
@@ -413,12 +407,16 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     event(app, EventType::normal, "Recreating", "Deleted " + what + " to recreate it: " + recreate);
     co_return out;  // its deletion event brings the key back, and the next pass creates it
   }
-  if (made_by_older_version(*live)) {
-    // Fold the create-time "Update" entry into our apply entry once, so the apply below owns every
-    // field it sets. The cache drops managedFields: read them.
-    auto got = co_await client_->get(path);
-    if (!got) co_return fail("reading " + what + ": " + got.error().describe());
-    if (auto patch = ctrl::upgrade_managed_fields_patch(*got->body, kFieldManager)) {
+  if (ctrl::needs_managed_fields_upgrade(*live, kFieldManager)) {
+    // A create's "Update" entry of ours still owns fields: an older version made the child, or the
+    // fold right after our create failed. Fold it into our apply entry once, so the apply below
+    // owns, and can remove, every field. The fold needs the whole managedFields.
+    if (!whole) {
+      auto got = co_await client_->get(path);
+      if (!got) co_return fail("reading " + what + ": " + got.error().describe());
+      live = got->body;
+    }
+    if (auto patch = ctrl::upgrade_managed_fields_patch(*live, kFieldManager)) {
       auto migrated = co_await client_->patch(path, kube::PatchType::json, kube::JsonBody(*patch));
       if (!migrated) {
         co_return fail("migrating field ownership of " + what + ": " + migrated.error().describe());
@@ -426,8 +424,6 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
       LOG(INFO) << ctx.log_prefix << " migrated field ownership of " << what
                 << " to server-side apply";
       live = migrated->body;
-    } else {
-      live = got->body;
     }
   }
   if (child.matches(desired, *live)) {

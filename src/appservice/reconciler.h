@@ -28,7 +28,9 @@ inline constexpr std::string_view kForegroundFinalizer = "foregroundDeletion";
 // write on, so the applied configuration is the desired state and a field dropped from the spec
 // leaves the child. A child is made with a create (so a same-named object of someone else is
 // refused, never taken over) whose managedFields entry is folded into the apply entry at once;
-// later writes are applies carrying the child's uid, which the API server checks.
+// later writes are applies carrying the child's uid, which the API server checks. Whenever a
+// child still has a create's "Update" entry of ours (an older version made it, or the fold after
+// our create failed), it is folded before anything else is written to it.
 //
 // The finalizer switch, on (has finalizer, being deleted):
 //   (no,  no)  add the finalizer and return: the update brings the key back
@@ -40,6 +42,9 @@ class AppServiceReconciler final : public ctrl::Reconciler {
  public:
   struct Sources {
     const ctrl::ObjectStore* app_services = nullptr;
+    // The children's caches must keep who wrote each child (ctrl::summarize_managed_fields as the
+    // informer's transform): a create's "Update" entry of ours is seen there and folded. Without
+    // managedFields a child looks already folded.
     const ctrl::ObjectStore* deployments = nullptr;
     const ctrl::ObjectStore* services = nullptr;
   };

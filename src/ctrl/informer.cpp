@@ -18,7 +18,8 @@ namespace {
 
 // List items carry no apiVersion/kind on the wire; put them back from the list's own
 // ("DeploymentList" -> "Deployment") so cached objects look like the ones a watch delivers.
-std::vector<ObjectPtr> split_items(rapidjson::Document& list) {
+std::vector<ObjectPtr> split_items(rapidjson::Document& list,
+                                   const std::function<void(rapidjson::Document&)>& transform) {
   std::vector<ObjectPtr> items;
   if (!list.IsObject()) return items;
   auto it = list.FindMember("items");
@@ -37,7 +38,6 @@ std::vector<ObjectPtr> split_items(rapidjson::Document& list) {
     if (!item.IsObject()) continue;
     auto doc = std::make_shared<rapidjson::Document>();
     doc->CopyFrom(item, doc->GetAllocator());
-    strip_managed_fields(*doc);
     if (!doc->HasMember("kind") && !kind.empty()) {
       doc->AddMember("kind", rapidjson::Value(kind, doc->GetAllocator()), doc->GetAllocator());
     }
@@ -45,6 +45,7 @@ std::vector<ObjectPtr> split_items(rapidjson::Document& list) {
       doc->AddMember("apiVersion", rapidjson::Value(api_version, doc->GetAllocator()),
                      doc->GetAllocator());
     }
+    transform(*doc);
     items.push_back(std::move(doc));
   }
   return items;
@@ -65,6 +66,14 @@ Informer::Informer(asio::any_io_executor ex, std::shared_ptr<kube::RestClient> c
       random_(random),
       backoff_(clock, random),
       name_(options_.collection.api_version() + " " + options_.collection.resource) {}
+
+void Informer::transform(rapidjson::Document& object) const {
+  if (options_.transform) {
+    options_.transform(object);
+  } else {
+    strip_managed_fields(object);
+  }
+}
 
 void Informer::apply(std::vector<informer::StoreOp> ops) {
   for (auto& op : ops) {
@@ -118,7 +127,7 @@ asio::awaitable<informer::Input> Informer::list_page(std::string continue_token)
   }
   auto& list = *response->body;
   informer::ListPage page;
-  page.items = split_items(list);
+  page.items = split_items(list, [this](rapidjson::Document& d) { transform(d); });
   page.continue_token = list_string(list, "continue");
   page.resource_version = list_string(list, "resourceVersion");
   co_return page;
@@ -165,7 +174,11 @@ asio::awaitable<informer::Input> Informer::read_event() {
     co_return ended;
   }
   auto ev = std::move(**event);
-  if (ev.object) strip_managed_fields(*ev.object);
+  // Not bookmarks (metadata.resourceVersion only) nor ERROR events (a Status).
+  const bool carries_object = ev.type == kube::WatchEvent::Type::added ||
+                              ev.type == kube::WatchEvent::Type::modified ||
+                              ev.type == kube::WatchEvent::Type::deleted;
+  if (ev.object && carries_object) transform(*ev.object);
   co_return informer::Event{std::move(ev)};
 }
 

@@ -35,6 +35,13 @@ class Informer {
     // clients do not all restart at once (client-go's reflector: 5..10 min).
     std::chrono::seconds min_watch_timeout{300};
     std::chrono::seconds max_watch_timeout{600};
+    // Applied to every object the server sends (list items; ADDED, MODIFIED and DELETED watch
+    // objects) before it is cached or handed to a handler, like client-go's SetTransform: to keep
+    // only what readers need. It runs on the event loop, must not throw, and must keep the
+    // metadata the store works with (namespace, name, resourceVersion, uid, ownerReferences). It
+    // may replace the whole document; to give memory back, build a smaller one and swap it in
+    // (RapidJSON's pool allocator frees nothing on RemoveMember). Unset: strip_managed_fields.
+    std::function<void(rapidjson::Document&)> transform;
   };
   using Handler = std::function<void(const StoreChange&)>;
 
@@ -61,6 +68,7 @@ class Informer {
   boost::asio::awaitable<informer::Input> read_event();
   boost::asio::awaitable<informer::Input> back_off(informer::DoBackoff what);
   void apply(std::vector<informer::StoreOp> ops);
+  void transform(rapidjson::Document& object) const;
 
   boost::asio::any_io_executor ex_;
   std::shared_ptr<kube::RestClient> client_;

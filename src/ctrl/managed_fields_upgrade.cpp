@@ -49,18 +49,34 @@ Value& fields_of(Value& entry, Allocator& a) {
   return it->value;
 }
 
+const Value* managed_fields(const Value& object) {
+  if (!object.IsObject()) return nullptr;
+  auto meta = object.FindMember("metadata");
+  if (meta == object.MemberEnd() || !meta->value.IsObject()) return nullptr;
+  auto mf = meta->value.FindMember("managedFields");
+  if (mf == meta->value.MemberEnd() || !mf->value.IsArray()) return nullptr;
+  return &mf->value;
+}
+
 }  // namespace
+
+bool needs_managed_fields_upgrade(const rapidjson::Value& object, std::string_view manager) {
+  const Value* entries = managed_fields(object);
+  if (!entries) return false;
+  for (const auto& entry : entries->GetArray()) {
+    if (main_resource_entry(entry, manager, "Update")) return true;
+  }
+  return false;
+}
 
 std::optional<std::string> upgrade_managed_fields_patch(const rapidjson::Value& object,
                                                         std::string_view manager) {
-  if (!object.IsObject() || !object.HasMember("metadata")) return std::nullopt;
-  const Value& meta = object["metadata"];
-  auto mf = meta.FindMember("managedFields");
-  if (mf == meta.MemberEnd() || !mf->value.IsArray()) return std::nullopt;
+  const Value* mf = managed_fields(object);
+  if (!mf) return std::nullopt;
 
   rapidjson::Document doc;
   auto& a = doc.GetAllocator();
-  Value entries(mf->value, a);
+  Value entries(*mf, a);
   std::vector<rapidjson::SizeType> updates;
   std::optional<rapidjson::SizeType> apply;
   for (rapidjson::SizeType i = 0; i < entries.Size(); ++i) {

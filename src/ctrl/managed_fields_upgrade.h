@@ -19,4 +19,10 @@ namespace ctrl {
 std::optional<std::string> upgrade_managed_fields_patch(const rapidjson::Value& object,
                                                         std::string_view manager);
 
+// Whether `object` has an "Update" entry of `manager` on the main resource, that is, whether
+// upgrade_managed_fields_patch would fold something. Reads only manager, operation and subresource,
+// so it answers the same for the whole object and for a cached one whose managedFields were
+// summarized (summarize_managed_fields in object_meta.h).
+bool needs_managed_fields_upgrade(const rapidjson::Value& object, std::string_view manager);
+
 }  // namespace ctrl

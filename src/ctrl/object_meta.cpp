@@ -75,4 +75,27 @@ void strip_managed_fields(rapidjson::Value& object) {
     meta->value.RemoveMember("managedFields");
 }
 
+void summarize_managed_fields(rapidjson::Value& object) {
+  if (!object.IsObject()) return;
+  auto meta = object.FindMember("metadata");
+  if (meta == object.MemberEnd() || !meta->value.IsObject()) return;
+  auto entries = meta->value.FindMember("managedFields");
+  if (entries == meta->value.MemberEnd()) return;
+  if (!entries->value.IsArray()) {
+    meta->value.RemoveMember("managedFields");
+    return;
+  }
+  for (auto& entry : entries->value.GetArray()) {
+    if (!entry.IsObject()) continue;
+    for (auto m = entry.MemberBegin(); m != entry.MemberEnd();) {
+      std::string_view name(m->name.GetString(), m->name.GetStringLength());
+      if (name == "manager" || name == "operation" || name == "subresource") {
+        ++m;
+      } else {
+        m = entry.EraseMember(m);
+      }
+    }
+  }
+}
+
 }  // namespace ctrl

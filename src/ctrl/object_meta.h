@@ -34,4 +34,11 @@ std::optional<OwnerRef> controller_owner(const rapidjson::Value& object);
 // size and that no controller here reads (controller-runtime's cache does the same).
 void strip_managed_fields(rapidjson::Value& object);
 
+// Keeps of each metadata.managedFields entry only who wrote how: manager, operation and (when set)
+// subresource, dropping fieldsV1 and the rest. Enough to see that a create's "Update" entry still
+// waits to be folded into an apply entry (needs_managed_fields_upgrade). Edits in place, so like
+// strip_managed_fields it frees nothing of the document's pool allocator. An Informer transform for
+// caches whose readers need that (Informer::Options::transform).
+void summarize_managed_fields(rapidjson::Value& object);
+
 }  // namespace ctrl

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Children follow the spec exactly, driven with kubectl: fields removed from the spec leave the
 # children, the Service type goes through all three values and back, children made by an older
-# version (POST, old selector) are migrated, every cascade policy does what kubectl promises, a
-# conflict clears by itself with reads only, and Events are recorded once per real change.
+# version (POST, old selector) or left unfolded by a failed fold are migrated, every cascade policy
+# does what kubectl promises, a conflict clears by itself with reads only, and Events are recorded
+# once per real change.
 source "$(dirname "$0")/lib/common.sh"
 cd "${ASOP_SOURCE_DIR:?}"
 trap 'stop_all_operators; kubectl delete namespace "${ns:-none}" --wait=false >/dev/null 2>&1 || true' EXIT
@@ -46,6 +47,35 @@ spec:
     spec: {containers: [{name: app, image: nginx:1.27}]}
 YAML
 old_deploy_uid=$(jp deployment/legacy '{.metadata.uid}')
+
+step "failed fold: a child POSTed by us with today's labels, whose fold never ran, is folded"
+# What a create leaves when the managedFields fold right after it fails: our manager's Update
+# entry, today's labels and selector, our ownerReference. It also carries an env var that the
+# spec does not have, owned by that Update entry.
+k apply -f - >/dev/null <<YAML
+apiVersion: app.example.com/v1
+kind: AppService
+metadata: {name: unfolded}
+spec: {size: 1, image: nginx:1.27, envs: [{name: A, value: "1"}]}
+YAML
+uid=$(jp appservice/unfolded '{.metadata.uid}')
+labels="{app.kubernetes.io/name: unfolded, app.kubernetes.io/instance: unfolded, app.kubernetes.io/managed-by: appservice-operator, app.example.com/appservice: unfolded}"
+k create --field-manager=appservice-operator -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: unfolded
+  labels: $labels
+  ownerReferences: [{apiVersion: app.example.com/v1, kind: AppService, name: unfolded, uid: $uid, controller: true, blockOwnerDeletion: true}]
+spec:
+  replicas: 1
+  selector: {matchLabels: {app.example.com/appservice: unfolded}}
+  template:
+    metadata: {labels: $labels}
+    spec: {containers: [{name: app, image: nginx:1.27, env: [{name: A, value: "1"}, {name: EXTRA, value: "x"}]}]}
+YAML
+ops() { jp deployment/unfolded '{range .metadata.managedFields[?(@.manager=="appservice-operator")]}{.operation}{" "}{end}'; }
+echo "unfolded: appservice-operator entries before the operator: $(ops)"
 start_operator main --namespace "$ns"
 eventually 90 value_is legacy jp deployment/legacy '{.spec.selector.matchLabels.app\.example\.com/appservice}'
 [ "$(jp deployment/legacy '{.metadata.uid}')" != "$old_deploy_uid" ] || fail "deployment not recreated"
@@ -55,6 +85,11 @@ k patch appservice legacy --type merge -p '{"spec":{"ports":[{"port":80,"name":"
 eventually 60 value_is 80 jp service/legacy '{.spec.ports[*].port}'
 eventually 60 value_is True cond legacy Available
 echo "legacy Service ports after removing 81: $(jp service/legacy '{.spec.ports[*].port}')"
+k patch appservice unfolded --type merge -p '{"spec":{"image":"nginx:1.27.1"}}' >/dev/null
+eventually 60 value_is nginx:1.27.1 jp deployment/unfolded '{.spec.template.spec.containers[0].image}'
+eventually 60 value_is A jp deployment/unfolded '{.spec.template.spec.containers[0].env[*].name}'
+eventually 60 value_is "Apply " ops
+echo "unfolded after a spec edit: env $(jp deployment/unfolded '{.spec.template.spec.containers[0].env[*].name}'), appservice-operator entries: $(ops)"
 
 step "removed fields leave the children"
 k apply -f - >/dev/null <<YAML

@@ -348,18 +348,7 @@ struct RecorderFixture {
   std::shared_ptr<kube::RestClient> client;
 
   explicit RecorderFixture(FakeApiServer::Handler h)
-      : server(io, std::move(h)), client(make_client(io, server)) {}
-
-  static std::shared_ptr<kube::RestClient> make_client(asio::io_context& io,
-                                                       const FakeApiServer& server) {
-    kube::RestConfig c;
-    c.scheme = "http";
-    c.host = "127.0.0.1";
-    c.port = std::to_string(server.port());
-    return std::make_shared<kube::RestClient>(
-        std::make_shared<kube::HttpTransport>(io.get_executor(), c, kube::HttpTransport::Options{},
-                                              nullptr, std::make_shared<kube::RequestMetrics>()));
-  }
+      : server(io, std::move(h)), client(kube::testing::rest_client_for(io, server)) {}
 
   EventRecorder::Options options() const {
     EventRecorder::Options o;

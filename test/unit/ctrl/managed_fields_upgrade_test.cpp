@@ -1,9 +1,13 @@
 #include "ctrl/managed_fields_upgrade.h"
 
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include <catch2/catch.hpp>
 #include <string>
+
+#include "ctrl/object_meta.h"
 
 namespace {
 
@@ -75,4 +79,67 @@ TEST_CASE("managed fields: nothing to fold gives no patch", "[ctrl][managedfield
   auto other = parse(object_with(R"([{"manager":"helm","operation":"Update","fieldsV1":{}}])"));
   CHECK_FALSE(ctrl::upgrade_managed_fields_patch(other, "appservice-operator"));
   CHECK_FALSE(ctrl::upgrade_managed_fields_patch(parse(R"({"metadata":{}})"), "x"));
+}
+
+TEST_CASE("managed fields: the upgrade decision reads only who wrote how",
+          "[ctrl][managedfields]") {
+  const std::string create =
+      R"({"manager":"appservice-operator","operation":"Update","apiVersion":"v1",)"
+      R"("fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:a":{}}}})";
+  const std::string apply =
+      R"({"manager":"appservice-operator","operation":"Apply","fieldsV1":{"f:data":{}}})";
+  const std::string status =
+      R"({"manager":"appservice-operator","operation":"Update","subresource":"status"})";
+  const std::string other = R"({"manager":"kubectl-edit","operation":"Update"})";
+  struct Row {
+    std::string managed_fields;
+    bool needs;
+  };
+  const Row rows[] = {
+      {"[" + create + "]", true},
+      {"[" + apply + "," + create + "]", true},
+      {"[" + apply + "]", false},
+      {"[" + apply + "," + status + "," + other + "]", false},
+      {"[]", false},
+  };
+  for (const auto& row : rows) {
+    INFO(row.managed_fields);
+    auto whole = parse(object_with(row.managed_fields));
+    // The decision agrees with whether there is something to fold, on the whole object and on
+    // the summary a cache keeps.
+    CHECK(ctrl::needs_managed_fields_upgrade(whole, "appservice-operator") == row.needs);
+    CHECK(ctrl::upgrade_managed_fields_patch(whole, "appservice-operator").has_value() ==
+          row.needs);
+    ctrl::summarize_managed_fields(whole);
+    CHECK(ctrl::needs_managed_fields_upgrade(whole, "appservice-operator") == row.needs);
+  }
+  CHECK_FALSE(ctrl::needs_managed_fields_upgrade(parse(R"({"metadata":{}})"), "x"));
+  CHECK_FALSE(ctrl::needs_managed_fields_upgrade(parse(R"({"metadata":"junk"})"), "x"));
+  CHECK_FALSE(
+      ctrl::needs_managed_fields_upgrade(parse(R"({"metadata":{"managedFields":{}}})"), "x"));
+}
+
+TEST_CASE("managed fields: a summary keeps manager, operation and subresource only",
+          "[ctrl][managedfields]") {
+  auto object =
+      parse(R"({"metadata":{"name":"x","managedFields":[)"
+            R"({"manager":"appservice-operator","operation":"Update","apiVersion":"apps/v1",)"
+            R"("time":"2024-01-01T00:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}},)"
+            R"({"manager":"kcm","operation":"Update","subresource":"status","fieldsV1":{}},)"
+            R"("not an entry"]},"spec":{"replicas":2}})");
+  ctrl::summarize_managed_fields(object);
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  object.Accept(writer);
+  CHECK(std::string(buffer.GetString()) ==
+        R"({"metadata":{"name":"x","managedFields":[)"
+        R"({"manager":"appservice-operator","operation":"Update"},)"
+        R"({"manager":"kcm","operation":"Update","subresource":"status"},)"
+        R"("not an entry"]},"spec":{"replicas":2}})");
+
+  auto junk = parse(R"({"metadata":{"managedFields":"junk"}})");
+  ctrl::summarize_managed_fields(junk);
+  CHECK_FALSE(junk["metadata"].HasMember("managedFields"));
+  auto no_meta = parse(R"({"metadata":7})");
+  ctrl::summarize_managed_fields(no_meta);  // no crash on malformed input
 }

@@ -8,6 +8,10 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
+#include "kube/http_transport.h"
+#include "kube/request_metrics.h"
+#include "kube/rest_client.h"
+
 namespace kube::testing {
 
 namespace asio = boost::asio;
@@ -132,6 +136,15 @@ awaitable<void> FakeApiServer::serve(std::shared_ptr<beast::tcp_stream> stream, 
       co_return;
     }
   }
+}
+
+std::shared_ptr<RestClient> rest_client_for(asio::io_context& io, const FakeApiServer& server) {
+  RestConfig c;
+  c.scheme = "http";
+  c.host = "127.0.0.1";
+  c.port = std::to_string(server.port());
+  return std::make_shared<RestClient>(std::make_shared<HttpTransport>(
+      io.get_executor(), c, HttpTransport::Options{}, nullptr, std::make_shared<RequestMetrics>()));
 }
 
 }  // namespace kube::testing

@@ -12,6 +12,10 @@
 #include <utility>
 #include <vector>
 
+namespace kube {
+class RestClient;
+}
+
 namespace kube::testing {
 
 // A tiny HTTP/1.1 server on 127.0.0.1 (random port) for transport tests, running coroutines on the
@@ -84,5 +88,9 @@ class FakeApiServer {
   std::list<std::weak_ptr<boost::beast::tcp_stream>> open_;
   bool stopped_ = false;
 };
+
+// A real RestClient speaking plain HTTP to `server` over loopback.
+std::shared_ptr<RestClient> rest_client_for(boost::asio::io_context& io,
+                                            const FakeApiServer& server);
 
 }  // namespace kube::testing
