@@ -41,14 +41,16 @@ kubectl delete lease lc-test -n "$ns" >/dev/null
 ASOP_TEST_FAIL_BACKGROUND_AFTER=6s start_operator f "${flags[@]}"
 eventually 60 leading "$OP_METRICS_f"
 eventually 30 exited "$OP_PID_f"
-t_fail=$(now_ms)
 rc=0; wait "$OP_PID_f" || rc=$?
 [ "$rc" = 1 ] || fail "exit code $rc after a background task failed, want 1"
 grep -q 'background task "failure injection" failed: injected by ASOP_TEST_FAIL_BACKGROUND_AFTER: shutting down, exit code 1' \
   "$OP_LOG_DIR/f.log" || fail "no log line naming the failed task"
 grep -q 'released leader lease' "$OP_LOG_DIR/f.log" || fail "the Lease was not released on the way out"
 [ -z "$(holder)" ] || fail "holder after a failed task's exit: $(holder)"
-echo "background task failure: exit 1, Lease released"
+# glog's HH:MM:SS.micro of the failure and of the last line: how long the way out took.
+log_s() { grep "$1" "$OP_LOG_DIR/f.log" | tail -1 | awk '{split($2, t, ":"); print t[1]*3600 + t[2]*60 + t[3]}'; }
+out_ms=$(awk -v a="$(log_s 'failure injection" failed')" -v b="$(log_s 'manager stopped')" 'BEGIN{printf "%d", (b - a) * 1000}')
+echo "background task failure: exit 1 ${out_ms} ms after the failure, Lease released"
 kubectl delete lease lc-test -n "$ns" >/dev/null
 
 # 3. SIGTERM in the middle of deletions, with a standby: in-flight reconciles finish, their Events
@@ -101,7 +103,8 @@ missing() {
 }
 eventually 30 value_is 0 missing
 by_a=$(grep -c 'cleanup complete' "$OP_LOG_DIR/a.log" || true)
-echo "cleanups finished by the old leader: ${by_a}; all ${apps} have their CleanupComplete Event"
+at_exit=$(grep -o 'flushed [0-9]* queued Event' "$OP_LOG_DIR/a.log" | grep -o '[0-9]*' || echo 0)
+echo "cleanups finished by the old leader: ${by_a} (${at_exit} Event write(s) flushed at its exit); all ${apps} have their CleanupComplete Event"
 stop_operator "$OP_PID_b" TERM || fail "b did not exit 0 on SIGTERM"
 [ -z "$(holder)" ] || fail "holder after the last replica's SIGTERM: $(holder)"
 
