@@ -63,11 +63,11 @@ errors() {
   body=$(metrics "$OP_METRICS_op") || return 1
   awk '/^controller_runtime_reconcile_errors_total\{controller="appservice"\}/ {s+=$NF} END {print s+0}' <<<"$body"
 }
-# A burst of 40 failed reconciles, each with its own message; edits of the AppService bring the
-# key back at once, whatever its backoff.
+# A burst of 40 failed reconciles, each with its own message; spec edits (a new generation) bring
+# the key back at once, whatever its backoff.
 for i in $(seq 200); do
   [ "$(errors)" -ge 40 ] && break
-  kubectl annotate appservice web -n "$ns" --overwrite "burst=$i" >/dev/null
+  kubectl patch appservice web -n "$ns" --type merge -p "{\"spec\":{\"size\":$(( i % 5 + 1 ))}}" >/dev/null
   sleep 0.2
 done
 [ "$(errors)" -ge 40 ] || fail "only $(errors) failed reconciles"
@@ -85,8 +85,10 @@ echo "ReconcileError: $(errors) failed reconciles -> ${separate} separate Events
 # fit in the AppService's budget, and kubectl describe shows them after the burst.
 kubectl delete validatingadmissionpolicybinding "$policy" >/dev/null
 kubectl delete validatingadmissionpolicy "$policy" >/dev/null
+size=1
 created() {
-  kubectl annotate appservice web -n "$ns" --overwrite "after=$(date +%s%N)" >/dev/null
+  size=$(( size % 5 + 1 ))
+  kubectl patch appservice web -n "$ns" --type merge -p "{\"spec\":{\"size\":$size}}" >/dev/null
   kubectl get deployment web -n "$ns" >/dev/null 2>&1
 }
 eventually 60 created
