@@ -1,7 +1,10 @@
 // appservice-operator: flags and wiring only.
 #include <glog/logging.h>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -55,6 +58,7 @@ Keeps every AppService (app.example.com/v1) backed by an owned Deployment and Se
   --list-page-size N                page size of the initial lists (default 500)
   --sync-period D                   reconcile every AppService again this often (default 10h,
                                     jittered by +-10%), so a change a watch missed is repaired
+  --cache-sync-timeout D            exit 1 if a cache has not synced by then (default 2m)
   -v N                              log verbosity (glog)
   --version, --help
 )";
@@ -75,6 +79,7 @@ struct Flags {
   std::string health_probe_bind_address = ":8081";
   int list_page_size = 500;
   std::chrono::milliseconds sync_period{10 * 3600 * 1000};
+  std::chrono::milliseconds cache_sync_timeout{2 * 60 * 1000};
   int verbosity = 0;
 };
 
@@ -199,6 +204,8 @@ Flags parse_flags(int argc, char** argv) {
       f.list_page_size = parse_int(flag, value(), 1);
     } else if (name == "sync-period") {
       f.sync_period = parse_duration(flag, value());
+    } else if (name == "cache-sync-timeout") {
+      f.cache_sync_timeout = parse_duration(flag, value());
     } else if (name == "v") {
       f.verbosity = parse_int(flag, value(), 0);
     } else {
@@ -207,6 +214,20 @@ Flags parse_flags(int argc, char** argv) {
   }
   validate_leader_election(f);
   return f;
+}
+
+// Test hook: with ASOP_TEST_FAIL_BACKGROUND_AFTER=D in the environment, a background task throws
+// D after start, so the manager's supervision (exit 1, a log line naming the task, the graceful
+// shutdown) is proven through the binary (test/e2e/operator_lifecycle_test.sh). Not a flag: no
+// user needs it.
+constexpr const char* kFailBackgroundEnv = "ASOP_TEST_FAIL_BACKGROUND_AFTER";
+
+boost::asio::awaitable<void> fail_after(boost::asio::steady_timer* timer,
+                                        std::chrono::milliseconds delay) {
+  timer->expires_after(delay);
+  auto [ec] = co_await timer->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  if (ec) co_return;  // cancelled at shutdown
+  throw std::runtime_error(std::string("injected by ") + kFailBackgroundEnv);
 }
 
 }  // namespace
@@ -224,8 +245,12 @@ int main(int argc, char** argv) {
     }
   }
   Flags flags;
+  std::optional<std::chrono::milliseconds> fail_background_after;
   try {
     flags = parse_flags(argc, argv);
+    if (const char* after = std::getenv(kFailBackgroundEnv)) {
+      fail_background_after = parse_duration(kFailBackgroundEnv, after);
+    }
   } catch (const UsageError& e) {
     std::cerr << "appservice-operator: " << e.what() << "\n";
     return kExitUsage;
@@ -275,6 +300,7 @@ int main(int argc, char** argv) {
   mo.leader_election.retry_period = flags.retry_period;
   mo.metrics_bind_address = flags.metrics_bind_address;
   mo.health_probe_bind_address = flags.health_probe_bind_address;
+  mo.cache_sync_timeout = flags.cache_sync_timeout;
   ctrl::Manager manager(io, mo, client, metrics, clock, random);
 
   auto informer_for = [&](std::string_view api_version, std::string_view resource,
@@ -301,6 +327,7 @@ int main(int argc, char** argv) {
   ctrl::EventRecorder::Options eo;
   eo.component = "appservice-operator";
   ctrl::EventRecorder events(io.get_executor(), client, eo, clock, &metrics);
+  manager.add_event_recorder(events);  // flushed at shutdown, before the Lease is released
   appservice::AppServiceReconciler reconciler(
       {&apps.store(), &deployments.store(), &services.store()}, client, events, clock);
   ctrl::Controller::Options co;
@@ -312,6 +339,14 @@ int main(int argc, char** argv) {
   apps.add_handler(controller.enqueue_self());
   deployments.add_handler(controller.enqueue_controller_owner("app.example.com", "AppService"));
   services.add_handler(controller.enqueue_controller_owner("app.example.com", "AppService"));
+
+  boost::asio::steady_timer fail_timer(io);
+  if (fail_background_after) {
+    manager.add_background_task(
+        "failure injection",
+        [timer = &fail_timer, after = *fail_background_after] { return fail_after(timer, after); },
+        [timer = &fail_timer] { timer->cancel(); });
+  }
 
   const int code = manager.run();
   // Aborted (lost lease, dead background coroutine): coroutines are left suspended and refer to

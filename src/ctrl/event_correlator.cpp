@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 
 namespace ctrl {
 
@@ -13,49 +14,88 @@ namespace {
 // Event names are DNS subdomains at most 253 bytes long.
 constexpr std::size_t kMaxNameBytes = 253;
 
-// client-go's getEventKey: the involved object's identity, type, reason and message (not its
-// resourceVersion, so a repeat across generations of the object still aggregates).
-std::string event_key(const ObjectReference& o, EventType type, const std::string& reason,
-                      const std::string& message) {
+// client-go's EventAggregatorByReasonFunc: the involved object's identity, type and reason (the
+// source, reportingController and reportingInstance are the recorder's own, the same for all).
+std::string similar_key(const ObjectReference& o, EventType type, const std::string& reason) {
   std::string key;
   for (const std::string* part : {&o.api_version, &o.kind, &o.ns, &o.name, &o.uid, &reason}) {
     key += *part;
     key += '\x1f';
   }
   key += to_string(type);
-  key += '\x1f';
-  key += message;
   return key;
+}
+
+// client-go's getEventKey: the above and the message (not the object's resourceVersion, so a
+// repeat across generations of the object still aggregates). The combined Event has one key per
+// group, whatever its latest message.
+std::string event_key(const std::string& similar, const std::string& message, bool combined) {
+  return similar + (combined ? "\x1e" : "\x1f") + (combined ? std::string() : message);
+}
+
+// Drops the entry seen longest ago, like client-go's LRU. Linear, but only when the map is full.
+template <typename Map>
+void evict_oldest(Map& map) {
+  auto oldest = map.begin();
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (it->second.last_seen < oldest->second.last_seen) oldest = it;
+  }
+  if (oldest != map.end()) map.erase(oldest);
 }
 
 }  // namespace
 
 EventCorrelator::EventCorrelator(const Clock& clock, Options options)
-    : clock_(clock), options_(options), spam_(clock, options.spam) {
+    : clock_(clock), options_(options), spam_(clock, options.spam), repeats_(clock, options.spam) {
   CHECK_GT(options_.max_events, 0u);
+  CHECK_GE(options_.max_similar, 1u);
 }
 
 EventWrite EventCorrelator::observe(const ObjectReference& involved, EventType type,
                                     std::string reason, std::string message) {
   EventWrite out;
-  // Unlike client-go, the filter runs before the cache: a dropped occurrence leaves no trace, so
-  // the cache never names an Event that was never sent (client-go recovers from that with the 404
-  // fallback, which we also keep).
-  if (!spam_.allow(involved)) return out;
-
   if (message.size() > kMaxEventMessageBytes) {
     message = truncate_utf8(message, kMaxEventMessageBytes);
   }
   const auto now = clock_.now();
   const auto wall = clock_.wall_now();
-  std::string key = event_key(involved, type, reason, message);
 
+  // 1. EventAggregator: count distinct messages of this object, type and reason.
+  const std::string group = similar_key(involved, type, reason);
+  auto similar = similar_.find(group);
+  if (similar == similar_.end()) {
+    if (similar_.size() >= options_.max_events) evict_oldest(similar_);
+    similar = similar_.emplace(group, Similar{}).first;
+  } else if (now - similar->second.last_seen > options_.window) {
+    similar->second.messages.clear();
+  }
+  Similar& s = similar->second;
+  s.last_seen = now;
+  s.messages.insert(std::hash<std::string>{}(message));
+  const bool combined = s.messages.size() >= options_.max_similar;
+  if (combined) {
+    // Like client-go's PopAny: the set stays just under the threshold, so every further
+    // different message keeps going into the combined Event.
+    s.messages.erase(s.messages.begin());
+    message = truncate_utf8(std::string(kCombinedPrefix) + message, kMaxEventMessageBytes);
+  }
+
+  // 2. EventLogger: a repeat within the window patches the Event it repeats.
+  std::string key = event_key(group, message, combined);
   auto it = events_.find(key);
-  if (it != events_.end() && now - it->second.last_seen <= options_.window) {
+  const bool repeat = it != events_.end() && now - it->second.last_seen <= options_.window;
+
+  // 3. The spam filter. Unlike client-go it runs before the cache is updated: a dropped
+  // occurrence leaves no trace, so the cache never names an Event that was never sent (client-go
+  // recovers from that with the 404 fallback, which we also keep).
+  if (!(repeat ? repeats_ : spam_).allow(involved)) return out;
+
+  if (repeat) {
     Entry& e = it->second;
     e.last_seen = now;
     e.event.count += 1;
     e.event.last_timestamp = wall;
+    e.event.message = std::move(message);
     e.event.involved.resource_version = involved.resource_version;
     out.action = EventWrite::Action::patch;
     out.event = e.event;
@@ -75,7 +115,7 @@ EventWrite EventCorrelator::observe(const ObjectReference& involved, EventType t
   if (it != events_.end()) {
     it->second = Entry{event, now};
   } else {
-    if (events_.size() >= options_.max_events) evict_oldest();
+    if (events_.size() >= options_.max_events) evict_oldest(events_);
     events_.emplace(std::move(key), Entry{event, now});
   }
   out.action = EventWrite::Action::create;
@@ -101,15 +141,6 @@ std::string EventCorrelator::unique_name(const std::string& involved_name) {
     prefix.pop_back();
   }
   return prefix + "." + std::string(hex, static_cast<std::size_t>(n));
-}
-
-// Drops the Event seen longest ago, like client-go's LRU; a later repeat of it starts a new Event.
-void EventCorrelator::evict_oldest() {
-  auto oldest = events_.begin();
-  for (auto it = events_.begin(); it != events_.end(); ++it) {
-    if (it->second.last_seen < oldest->second.last_seen) oldest = it;
-  }
-  if (oldest != events_.end()) events_.erase(oldest);
 }
 
 }  // namespace ctrl

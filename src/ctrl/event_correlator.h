@@ -3,7 +3,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ctrl/clock.h"
 #include "ctrl/event.h"
@@ -32,14 +34,29 @@ struct EventCorrelatorOptions {
 
   Clock::Duration window = std::chrono::minutes(10);  // client-go maxIntervalInSeconds
   std::size_t max_events = 4096;                      // client-go maxLruCacheEntries
+  // client-go defaultAggregateMaxEvents: the 10th different message with the same object, type
+  // and reason within `window` of the previous one goes into one combined Event.
+  std::size_t max_similar = 10;
   EventSpamFilterOptions spam;
 };
 
-// The I/O-free half of the recorder, client-go's EventCorrelator minus the similar-message
-// aggregation: the spam filter first, then the EventLogger cache that turns an exact repeat (same
-// involved uid, type, reason and message) seen again within the window into a PATCH of the same
-// Event with count+1 instead of a new Event. Time comes from the injected clock; the window is
-// measured from the last occurrence, as client-go's aggregator measures it.
+// The message prefix of a combined Event (client-go's EventAggregatorByReasonMessageFunc).
+inline constexpr std::string_view kCombinedPrefix = "(combined from similar events): ";
+
+// The I/O-free half of the recorder, client-go's EventCorrelator:
+//  1. EventAggregator: occurrences with the same involved object, type and reason (the source is
+//     the recorder's own) but different messages are counted; from the max_similar-th different
+//     message within the window on, each becomes the one combined Event "(combined from similar
+//     events): <latest message>".
+//  2. EventLogger: an Event seen again within the window (the same message, or the combined Event)
+//     becomes a PATCH of the existing Event with count+1 and the latest message, not a new Event.
+//  3. The spam filter, with one deliberate change: a new Event and a repeat of an existing one
+//     draw on separate per-object budgets (each client-go's 25 burst, 1 per 5 minutes). In
+//     client-go every occurrence takes from one budget, so a retried error with a varying message
+//     empties it and the object's next Created or OwnershipConflict is dropped; here a failure
+//     storm costs at most max_similar new Events, and repeats stay bounded too.
+// Time comes from the injected clock; windows are measured from the last occurrence, as client-go
+// measures them.
 class EventCorrelator {
  public:
   using Options = EventCorrelatorOptions;
@@ -58,14 +75,20 @@ class EventCorrelator {
     EventRecord event;
     Clock::TimePoint last_seen;  // monotonic: the window must not move with wall-clock jumps
   };
+  struct Similar {
+    // Hashes of the distinct messages (client-go keeps the messages), at most max_similar - 1.
+    std::unordered_set<std::size_t> messages;
+    Clock::TimePoint last_seen;
+  };
 
   std::string unique_name(const std::string& involved_name);
-  void evict_oldest();
 
   const Clock& clock_;
   Options options_;
-  EventSpamFilter spam_;
+  EventSpamFilter spam_;     // new Events
+  EventSpamFilter repeats_;  // patches of an existing Event
   std::unordered_map<std::string, Entry> events_;
+  std::unordered_map<std::string, Similar> similar_;
   std::int64_t last_suffix_ = 0;
 };
 

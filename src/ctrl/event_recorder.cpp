@@ -135,13 +135,17 @@ void EventRecorder::enqueue(EventWrite write) {
   queue_.push_back(std::move(write));
   if (!sender_running_) {
     sender_running_ = true;
-    asio::co_spawn(ex_, send_loop(alive_), [](std::exception_ptr e) {
+    asio::co_spawn(ex_, send_loop(alive_), [this, alive = alive_](std::exception_ptr e) {
       if (!e) return;
+      std::string why = "unknown exception";
       try {
         std::rethrow_exception(e);
       } catch (const std::exception& x) {
-        LOG(ERROR) << "Event sender stopped: " << x.what();
+        why = x.what();
+      } catch (...) {
       }
+      LOG(ERROR) << "Event sender stopped: " << why;
+      if (*alive && on_sender_failure_) on_sender_failure_(why);
     });
   }
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,12 @@ class EventRecorder {
   boost::asio::awaitable<bool> flush(
       std::chrono::steady_clock::duration timeout = std::chrono::seconds(10));
 
+  // Called if the sender coroutine dies (an exception), with why: Events would queue forever, so
+  // the manager ends the process instead.
+  void on_sender_failure(std::function<void(const std::string&)> handler) {
+    on_sender_failure_ = std::move(handler);
+  }
+
   // Writes queued or in flight.
   std::size_t pending() const { return queue_.size() + (in_flight_ ? 1 : 0); }
   const EventSource& source() const { return source_; }
@@ -86,6 +93,7 @@ class EventRecorder {
   bool in_flight_ = false;
   bool sender_running_ = false;
   std::vector<boost::asio::steady_timer*> flush_waiters_;
+  std::function<void(const std::string&)> on_sender_failure_;
   boost::asio::steady_timer retry_timer_;
   Counter* created_ = nullptr;
   Counter* patched_ = nullptr;

@@ -85,6 +85,7 @@ struct HealthServer::Core {
   std::set<beast::tcp_stream*> streams;
   bool started = false;
   bool stopped = false;
+  std::function<void(const std::string&)> on_failure;
 
   // Each coroutine holds the core, so the core outlives the HealthServer until they end.
   static awaitable<void> tick(std::shared_ptr<Core> core);
@@ -182,6 +183,10 @@ void HealthServer::add_readyz_check(std::string name, Check check) {
   core_->readyz.push_back({std::move(name), std::move(check)});
 }
 
+void HealthServer::on_failure(std::function<void(const std::string&)> handler) {
+  core_->on_failure = std::move(handler);
+}
+
 void HealthServer::start() {
   CHECK(!core_->started) << "HealthServer::start() is called once";
   core_->started = true;
@@ -215,10 +220,15 @@ void HealthServer::start() {
   LOG(INFO) << "serving /healthz, /readyz" << (core_->metrics ? ", /metrics" : "") << " on "
             << core_->acceptor->local_endpoint();
 
-  asio::co_spawn(core_->ex, Core::tick(core_),
-                 [](std::exception_ptr e) { log_exception(e, "health server heartbeat"); });
-  asio::co_spawn(core_->ex, Core::accept_loop(core_),
-                 [](std::exception_ptr e) { log_exception(e, "health server accept loop"); });
+  auto supervise = [core = core_](const char* what) {
+    return [core, what](std::exception_ptr e) {
+      log_exception(e, what);
+      if (core->stopped || !core->on_failure) return;
+      core->on_failure(std::string(what) + (e ? " failed" : " ended before stop()"));
+    };
+  };
+  asio::co_spawn(core_->ex, Core::tick(core_), supervise("health server heartbeat"));
+  asio::co_spawn(core_->ex, Core::accept_loop(core_), supervise("health server accept loop"));
 }
 
 void HealthServer::stop() {

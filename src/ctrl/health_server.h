@@ -52,6 +52,9 @@ class HealthServer {
 
   void add_healthz_check(std::string name, Check check);
   void add_readyz_check(std::string name, Check check);
+  // Called if the accept loop or the heartbeat dies (an exception) before stop(), with why; the
+  // manager then shuts the process down rather than run on without probes or metrics.
+  void on_failure(std::function<void(const std::string&)> handler);
 
   // Binds and starts serving and the heartbeat. Start-up errors throw: std::invalid_argument for
   // a malformed address, boost::system::system_error when the address cannot be bound (in use).

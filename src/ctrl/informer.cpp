@@ -64,7 +64,7 @@ Informer::Informer(asio::any_io_executor ex, std::shared_ptr<kube::RestClient> c
       options_(std::move(options)),
       clock_(clock),
       random_(random),
-      backoff_(clock, random),
+      backoff_(clock, random, options_.backoff),
       name_(options_.collection.api_version() + " " + options_.collection.resource) {}
 
 void Informer::transform(rapidjson::Document& object) const {
@@ -87,16 +87,20 @@ void Informer::apply(std::vector<informer::StoreOp> ops) {
 asio::awaitable<void> Informer::run() {
   auto result = informer::step(std::move(state_), informer::Start{});
   while (true) {
-    bool was_synced = state_.synced;
+    const bool was_current = current_;
     state_ = std::move(result.state);
     apply(std::move(result.ops));
-    if (!was_synced && state_.synced) {
-      LOG(INFO) << "informer=\"" << name_ << "\" synced objects=" << store_.size();
+    current_ = informer::is_current(state_);
+    if (!was_current && current_) {
+      LOG(INFO) << "informer=\"" << name_ << "\" synced objects=" << store_.size()
+                << " lists=" << lists_completed_;
+    } else if (was_current && !current_) {
+      LOG(WARNING) << "informer=\"" << name_ << "\" not synced: relisting";
     }
     if (stopping_) break;
     auto input = co_await std::visit(
         Overloaded{
-            [&](informer::DoList& a) { return list_page(std::move(a.continue_token)); },
+            [&](informer::DoList& a) { return list_page(std::move(a)); },
             [&](informer::DoWatch& a) { return open_watch(std::move(a.resource_version)); },
             [&](informer::KeepReading&) { return read_event(); },
             [&](informer::DoBackoff& a) { return back_off(std::move(a)); },
@@ -114,12 +118,18 @@ void Informer::stop() {
   if (timer_) timer_->cancel();
 }
 
-asio::awaitable<informer::Input> Informer::list_page(std::string continue_token) {
+asio::awaitable<informer::Input> Informer::list_page(informer::DoList what) {
   kube::ListOptions options;
   options.label_selector = options_.label_selector;
   options.field_selector = options_.field_selector;
-  options.limit = options_.page_size;
-  options.continue_token = std::move(continue_token);
+  options.limit = what.paginate ? options_.page_size : 0;
+  // Later pages are pinned to the first page's snapshot by the continue token.
+  if (what.continue_token.empty()) options.resource_version = what.resource_version;
+  options.continue_token = std::move(what.continue_token);
+  if (!what.paginate) {
+    LOG(WARNING) << "informer=\"" << name_
+                 << "\" continue token expired mid-list: listing everything in one request";
+  }
   auto response = co_await client_->list(options_.collection, options);
   if (!response) {
     LOG(WARNING) << "informer=\"" << name_ << "\" list failed: " << response.error().describe();

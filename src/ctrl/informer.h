@@ -42,6 +42,9 @@ class Informer {
     // may replace the whole document; to give memory back, build a smaller one and swap it in
     // (RapidJSON's pool allocator frees nothing on RemoveMember). Unset: strip_managed_fields.
     std::function<void(rapidjson::Document&)> transform;
+    // Delay between failed lists or watches (client-go's reflector: 0.8 s doubling to 30 s,
+    // jittered, reset after 2 min without a failure). Tests shorten it.
+    Backoff::Options backoff;
   };
   using Handler = std::function<void(const StoreChange&)>;
 
@@ -50,7 +53,11 @@ class Informer {
 
   void add_handler(Handler handler) { handlers_.push_back(std::move(handler)); }
   const ObjectStore& store() const { return store_; }
+  // True once the first full list is in (it stays true: the store is never emptied).
   bool has_synced() const { return store_.has_synced(); }
+  // True while the store is complete and kept current; false before the first list and while
+  // relisting (after a 410). For readiness.
+  bool is_current() const { return current_; }
   // Full lists delivered so far: 1 after the initial sync, more after each relist (410).
   std::uint64_t lists_completed() const { return lists_completed_; }
   // "apps/v1 deployments" for logs.
@@ -63,7 +70,7 @@ class Informer {
   void stop();
 
  private:
-  boost::asio::awaitable<informer::Input> list_page(std::string continue_token);
+  boost::asio::awaitable<informer::Input> list_page(informer::DoList what);
   boost::asio::awaitable<informer::Input> open_watch(std::string resource_version);
   boost::asio::awaitable<informer::Input> read_event();
   boost::asio::awaitable<informer::Input> back_off(informer::DoBackoff what);
@@ -84,6 +91,7 @@ class Informer {
   Clock::TimePoint watch_opened_{};
   std::unique_ptr<boost::asio::steady_timer> timer_;
   std::uint64_t lists_completed_ = 0;
+  bool current_ = false;  // informer::is_current(state_), kept while state_ is inside step()
   bool stopping_ = false;
 };
 

@@ -9,11 +9,13 @@
 namespace ctrl::informer {
 namespace {
 
-Step relist(State state, std::vector<StoreOp> ops = {}) {
+Step relist(State state) {
   state.phase = Phase::listing;
   state.continue_token.clear();
   state.pending.clear();
-  return {std::move(state), std::move(ops), DoList{}};
+  state.full_list = false;
+  DoList next{{}, state.list_resource_version, true};
+  return {std::move(state), {}, std::move(next)};
 }
 
 Step back_off(State state, bool relist, const kube::ApiError& error) {
@@ -21,7 +23,15 @@ Step back_off(State state, bool relist, const kube::ApiError& error) {
   state.relist_after_backoff = relist;
   state.continue_token.clear();
   state.pending.clear();
+  state.full_list = false;
   return {std::move(state), {}, DoBackoff{error.retry_after, error.describe()}};
+}
+
+// The resourceVersion we know is too old for the server: only a quorum read moves forward from
+// here (client-go's isLastSyncResourceVersionUnavailable).
+Step relist_after_gone(State state, const kube::ApiError& error) {
+  state.list_resource_version.clear();
+  return back_off(std::move(state), true, error);
 }
 
 // Braced initialisers run left to right: take the resourceVersion before the state is moved.
@@ -36,6 +46,21 @@ void expect(const State& state, Phase phase, const char* input) {
 }
 
 }  // namespace
+
+bool is_current(const State& state) {
+  if (!state.synced) return false;
+  switch (state.phase) {
+    case Phase::listed:
+    case Phase::watching:
+      return true;
+    case Phase::backing_off:
+      return !state.relist_after_backoff;
+    case Phase::empty:
+    case Phase::listing:
+      return false;
+  }
+  return false;
+}
 
 const char* to_string(Phase phase) {
   switch (phase) {
@@ -62,12 +87,13 @@ Step step(State state, Input input) {
             for (auto& item : page.items) state.pending.push_back(std::move(item));
             if (!page.continue_token.empty()) {
               state.continue_token = page.continue_token;
-              return {std::move(state), {}, DoList{page.continue_token}};
+              return {std::move(state), {}, DoList{page.continue_token, {}, true}};
             }
             // The whole snapshot at once, so readers never see a half-listed cache.
             std::vector<StoreOp> ops{Replace{std::move(state.pending)}};
             state.pending.clear();
             state.continue_token.clear();
+            state.full_list = false;
             state.resource_version = page.resource_version;
             state.phase = Phase::listed;
             state.synced = true;
@@ -75,9 +101,19 @@ Step step(State state, Input input) {
           },
           [&](ListFailed& failed) -> Step {
             expect(state, Phase::listing, "list failure");
-            // An expired continue token: the snapshot is gone, start a fresh list right away.
-            if (failed.error.is(kube::Errc::gone) && !state.continue_token.empty()) {
-              return relist(std::move(state));
+            // An expired continue token: the snapshot the pages came from is compacted away.
+            // Another paginated list could expire again on a large, busy collection, so, as
+            // client-go's pager (FullListIfExpired), ask once for everything in one response.
+            if (failed.error.is(kube::Errc::gone) && !state.continue_token.empty() &&
+                !state.full_list) {
+              state.continue_token.clear();
+              state.pending.clear();
+              state.full_list = true;
+              DoList next{{}, state.list_resource_version, false};
+              return {std::move(state), {}, std::move(next)};
+            }
+            if (failed.error.is(kube::Errc::gone)) {
+              return relist_after_gone(std::move(state), failed.error);
             }
             return back_off(std::move(state), true, failed.error);
           },
@@ -125,8 +161,12 @@ Step step(State state, Input input) {
           [&](WatchFailed& failed) -> Step {
             CHECK(state.phase == Phase::watching || state.phase == Phase::listed)
                 << "informer: watch failure in phase " << to_string(state.phase);
-            // Too old a resourceVersion (HTTP 410 or an ERROR event): only a relist recovers.
-            if (failed.error.is(kube::Errc::gone)) return relist(std::move(state));
+            // Too old a resourceVersion (HTTP 410 or an ERROR event): only a relist recovers. It
+            // waits for the backoff first, as the reflector's BackoffUntil does, so a server that
+            // answers every watch with 410 cannot make us list in a loop.
+            if (failed.error.is(kube::Errc::gone)) {
+              return relist_after_gone(std::move(state), failed.error);
+            }
             // Anything else (refused, reset, 429, 5xx, idle timeout): wait, then continue the
             // watch where it stopped, so no event is lost and nothing is listed again.
             return back_off(std::move(state), false, failed.error);

@@ -26,6 +26,11 @@ using ObjectPtr = std::shared_ptr<const rapidjson::Document>;
 //
 //   empty --Start--> listing{continue} --last page--> listed{rv} --WatchOpened--> watching{rv}
 //   any failure --> backing_off --BackoffDone--> listing (relist) or listed (re-watch)
+//
+// Like client-go's reflector and pager: the first list asks for resourceVersion "0" (served from
+// the API server's watch cache, not a quorum read of etcd); an expired continue token falls back
+// to one unpaginated list (FullListIfExpired); a 410 makes every later list a quorum read ("")
+// and relists only after the backoff, so nothing here can loop without waiting.
 namespace informer {
 
 enum class Phase { empty, listing, listed, watching, backing_off };
@@ -37,7 +42,16 @@ struct State {
   std::string resource_version;      // listed/watching: where a watch (re)starts
   bool relist_after_backoff = true;  // backing_off: relist, or re-watch from resource_version
   bool synced = false;               // the first full list was delivered
+  // The resourceVersion a fresh list asks for: "0" (any, from the watch cache) until the server
+  // said 410, then "" (most recent, a quorum read) so the cache can only move forward.
+  std::string list_resource_version = "0";
+  bool full_list = false;  // listing: one unpaginated request after a continue token expired
 };
+
+// True while the store holds a complete list that the informer keeps current: listed, watching,
+// or waiting to resume a watch. False before the first list and while relisting (after a 410),
+// when the store may miss changes; the manager's /readyz reports this.
+bool is_current(const State& state);
 
 // Inputs.
 struct Start {};
@@ -80,7 +94,9 @@ using StoreOp = std::variant<Replace, Upsert, Delete>;
 
 // What the driver does next.
 struct DoList {
-  std::string continue_token;  // empty: first page of a fresh list
+  std::string continue_token;    // empty: first page of a fresh list
+  std::string resource_version;  // first page only: "0" or "" (see State)
+  bool paginate = true;          // false: the whole list in one response (limit=0)
 };
 struct DoWatch {
   std::string resource_version;

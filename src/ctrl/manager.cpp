@@ -8,6 +8,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <csignal>
+#include <sstream>
 
 namespace ctrl {
 namespace asio = boost::asio;
@@ -22,13 +23,21 @@ HealthServer::Options server_options(const std::string& bind_address) {
   return options;
 }
 
-void log_exception(const char* what, std::exception_ptr e) {
-  if (!e) return;
+std::string describe(std::exception_ptr e) {
   try {
     std::rethrow_exception(e);
   } catch (const std::exception& ex) {
-    LOG(ERROR) << what << " failed: " << ex.what();
+    return ex.what();
+  } catch (...) {
+    return "unknown exception";
   }
+}
+
+// "0.5s", "120s".
+std::string seconds(std::chrono::milliseconds d) {
+  std::ostringstream out;
+  out << std::chrono::duration<double>(d).count() << "s";
+  return out.str();
 }
 }  // namespace
 
@@ -46,7 +55,13 @@ Manager::Manager(asio::io_context& io, Options options, std::shared_ptr<kube::Re
           io.get_executor(), server_options(options_.health_probe_bind_address), clock, nullptr)),
       shutdown_(io, kForever),
       controllers_done_(io, kForever) {
-  health_server_->add_readyz_check("informers", [this] { return caches_synced(); });
+  // Ready while every cache is complete and current, not merely once synced: an informer that
+  // relists after a 410 makes the process unready until the new list is in.
+  health_server_->add_readyz_check("informers", [this] { return caches_current(); });
+  metrics_server_->on_failure(
+      [this](const std::string& why) { background_failed("metrics server", why); });
+  health_server_->on_failure(
+      [this](const std::string& why) { background_failed("probe server", why); });
   if (options_.leader_elect) {
     CHECK(!options_.leader_election_namespace.empty() && !options_.leader_election_id.empty())
         << "leader election needs a namespace and an id";
@@ -78,11 +93,54 @@ Controller& Manager::add_controller(Controller::Options options, Reconciler& rec
   return *controllers_.back();
 }
 
+void Manager::add_event_recorder(EventRecorder& recorder) {
+  recorders_.push_back(&recorder);
+  recorder.on_sender_failure(
+      [this](const std::string& why) { background_failed("Event sender", "failed: " + why); });
+}
+
+void Manager::add_background_task(std::string name, std::function<asio::awaitable<void>()> task,
+                                  std::function<void()> stop) {
+  CHECK(task && stop) << "background task " << name << " needs a body and a stop";
+  tasks_.push_back({std::move(name), std::move(task), std::move(stop)});
+}
+
 bool Manager::caches_synced() const {
   for (const auto& informer : informers_) {
     if (!informer->has_synced()) return false;
   }
   return true;
+}
+
+bool Manager::caches_current() const {
+  for (const auto& informer : informers_) {
+    if (!informer->is_current()) return false;
+  }
+  return true;
+}
+
+std::function<void(std::exception_ptr)> Manager::supervise(std::string what, bool fatal_at_once) {
+  return [this, what = std::move(what), fatal_at_once](std::exception_ptr e) {
+    if (aborted_) return;
+    if (!e && shutting_down_) return;  // it was asked to end
+    const std::string why = e ? "failed: " + describe(e) : "ended unexpectedly";
+    if (fatal_at_once) {
+      // The leader elector: nobody renews the Lease any more, so a standby may soon lead. Like a
+      // lost lease, nothing of ours may run on.
+      failure_ = what + " " + why;
+      abort_run(failure_);
+      return;
+    }
+    background_failed(what, why);
+  };
+}
+
+void Manager::background_failed(const std::string& what, const std::string& why) {
+  if (aborted_) return;
+  LOG(ERROR) << what << " " << why << ": shutting down, exit code " << kExitFailure;
+  exit_code_ = kExitFailure;
+  if (failure_.empty()) failure_ = what + " " + why;
+  request_shutdown();
 }
 
 void Manager::abort_run(const std::string& why) {
@@ -101,7 +159,8 @@ void Manager::request_shutdown() {
 int Manager::run() {
   asio::co_spawn(io_, main(), [this](std::exception_ptr e) {
     if (e) {
-      log_exception("manager", e);
+      failure_ = "manager failed: " + describe(e);
+      LOG(ERROR) << failure_;
       exit_code_ = kExitFailure;
     }
     io_.stop();
@@ -119,9 +178,10 @@ void Manager::start_controllers() {
   controllers_started_ = true;
   for (auto& controller : controllers_) {
     ++running_controllers_;
-    asio::co_spawn(io_, controller->run(), [this](std::exception_ptr e) {
-      log_exception("controller", e);
+    auto supervisor = supervise("controller \"" + controller->name() + "\"");
+    asio::co_spawn(io_, controller->run(), [this, supervisor](std::exception_ptr e) {
       if (--running_controllers_ == 0) controllers_done_.cancel();
+      supervisor(e);
     });
   }
 }
@@ -134,9 +194,10 @@ asio::awaitable<bool> Manager::wait_for_cache_sync() {
     if (std::chrono::steady_clock::now() >= deadline) {
       for (const auto& informer : informers_) {
         if (!informer->has_synced()) {
-          LOG(ERROR) << "timed out after " << options_.cache_sync_timeout.count()
-                     << "s waiting for the cache of " << informer->name()
+          LOG(ERROR) << "timed out after " << seconds(options_.cache_sync_timeout)
+                     << " waiting for the cache of " << informer->name()
                      << " to sync: check RBAC (list/watch) and the API server";
+          if (failure_.empty()) failure_ = "cache of " + informer->name() + " not synced";
         }
       }
       co_return false;
@@ -156,6 +217,21 @@ asio::awaitable<void> Manager::stop_controllers() {
   if (running_controllers_ > 0) {
     LOG(WARNING) << "graceful shutdown timed out with " << running_controllers_
                  << " controller(s) still reconciling";
+  } else {
+    LOG(INFO) << "workers drained: no reconcile in flight";
+  }
+}
+
+asio::awaitable<void> Manager::flush_events() {
+  for (EventRecorder* recorder : recorders_) {
+    const std::size_t queued = recorder->pending();
+    if (queued == 0) continue;
+    if (co_await recorder->flush(options_.event_flush_timeout)) {
+      LOG(INFO) << "flushed " << queued << " queued Event write(s)";
+    } else {
+      LOG(WARNING) << "gave up flushing Events after " << seconds(options_.event_flush_timeout)
+                   << ": " << recorder->pending() << " write(s) not sent";
+    }
   }
 }
 
@@ -174,16 +250,19 @@ asio::awaitable<void> Manager::main() {
   if (health_server_->enabled()) LOG(INFO) << "serving probes on port " << health_port();
 
   for (auto& informer : informers_) {
-    asio::co_spawn(io_, informer->run(),
-                   [](std::exception_ptr e) { log_exception("informer", e); });
+    asio::co_spawn(io_, informer->run(), supervise("informer \"" + informer->name() + "\""));
   }
+  for (auto& task : tasks_) {
+    asio::co_spawn(io_, task.task(), supervise("background task \"" + task.name + "\""));
+  }
+  bool elector_started = false;
   if (!co_await wait_for_cache_sync()) {
     if (!shutdown_requested_) exit_code_ = kExitFailure;
   } else {
     LOG(INFO) << "all caches synced";
     if (elector_) {
-      asio::co_spawn(io_, elector_->run(),
-                     [](std::exception_ptr e) { log_exception("leader election", e); });
+      elector_started = true;
+      asio::co_spawn(io_, elector_->run(), supervise("leader elector", true));
     } else {
       start_controllers();
     }
@@ -192,10 +271,15 @@ asio::awaitable<void> Manager::main() {
     }
   }
 
+  // The order matters: no reconcile may record an Event after the flush, and the Lease is
+  // released last, so a standby starts only once nothing of ours writes any more.
+  shutting_down_ = true;
   signals.cancel();
   co_await stop_controllers();
-  if (elector_) co_await elector_->release();
+  co_await flush_events();
+  if (elector_started) co_await elector_->release();
   for (auto& informer : informers_) informer->stop();
+  for (auto& task : tasks_) task.stop();
   metrics_server_->stop();
   health_server_->stop();
   LOG(INFO) << "manager stopped, exit code " << exit_code_;

@@ -3,6 +3,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "ctrl/clock.h"
 #include "ctrl/controller.h"
+#include "ctrl/event_recorder.h"
 #include "ctrl/health_server.h"
 #include "ctrl/informer.h"
 #include "ctrl/leader_election_config.h"
@@ -19,12 +21,17 @@
 
 namespace ctrl {
 
-// Wires informers, controllers, leader election and the probe/metrics servers onto one
-// io_context, like controller-runtime's manager:
-//   start servers and informers -> wait for every cache to sync (or exit) -> [win the lease] ->
-//   start controllers -> run until SIGTERM/SIGINT, or abort at once on a lost lease.
-// Shutdown: stop taking work, let in-flight reconciles finish (bounded), release the lease (empty
-// holder, so a standby takes over in seconds), stop informers and servers.
+// Wires informers, controllers, leader election, the Event recorder and the probe/metrics servers
+// onto one io_context, like controller-runtime's manager (docs/architecture.md, "Manager
+// lifecycle"):
+//   start servers and informers -> wait for every cache to sync (or exit 1 at the timeout) ->
+//   [win the lease] -> start controllers -> run until SIGTERM/SIGINT.
+// Shutdown: stop taking work, let in-flight reconciles finish (bounded), flush Events (bounded),
+// release the lease (empty holder, so a standby takes over in seconds), stop informers and
+// servers; exit 0.
+// Crash rather than freeze: a lost lease, or a leader elector that fails or ends, exits 1 at once
+// with no further request; any other background coroutine (informer, controller, Event sender,
+// servers) that throws or ends on its own starts the graceful shutdown above and exits 1.
 class Manager {
  public:
   struct Options {
@@ -35,8 +42,10 @@ class Manager {
     LeaderElectionConfig leader_election;
     std::string metrics_bind_address = ":8080";
     std::string health_probe_bind_address = ":8081";
-    std::chrono::seconds cache_sync_timeout{120};
-    std::chrono::seconds graceful_shutdown_timeout{30};
+    std::chrono::milliseconds cache_sync_timeout{std::chrono::minutes(2)};
+    std::chrono::milliseconds graceful_shutdown_timeout{std::chrono::seconds(30)};
+    // Time given to queued Events at shutdown, after the workers stop, before the release.
+    std::chrono::milliseconds event_flush_timeout{std::chrono::seconds(5)};
   };
 
   // Exit codes of run().
@@ -50,6 +59,18 @@ class Manager {
   // Informers and controllers live as long as the manager; add them before run().
   Informer& add_informer(Informer::Options options);
   Controller& add_controller(Controller::Options options, Reconciler& reconciler);
+  // The recorder is flushed at shutdown, and a failure of its sender ends the process. It must
+  // outlive the manager's run().
+  void add_event_recorder(EventRecorder& recorder);
+  // Runs `task` from run() until shutdown, supervised like the informers: an exception or an end
+  // before shutdown begins ends the process (graceful shutdown, exit 1). `stop` is called when
+  // shutdown begins and must make `task` return.
+  void add_background_task(std::string name, std::function<boost::asio::awaitable<void>()> task,
+                           std::function<void()> stop);
+
+  // A background coroutine died: logs `what` and `why`, then shuts down gracefully and exits 1.
+  // For components that run their own coroutines (servers, the Event sender).
+  void background_failed(const std::string& what, const std::string& why);
 
   // Runs the io_context until shutdown; returns the process exit code.
   int run();
@@ -61,16 +82,30 @@ class Manager {
   // those coroutines use before exiting: main() ends the process with std::_Exit.
   void abort_run(const std::string& why);
   bool aborted() const { return aborted_; }
+  // Why the run failed ("informer \"v1 services\" failed: ..."), empty while all is well.
+  const std::string& failure() const { return failure_; }
 
+  // Every informer has delivered its first full list (gates the start of the controllers).
   bool caches_synced() const;
+  // Every informer's store is complete and kept current (/readyz): false while one relists.
+  bool caches_current() const;
   unsigned short metrics_port() const { return metrics_server_->port(); }
   unsigned short health_port() const { return health_server_->port(); }
 
  private:
+  struct BackgroundTask {
+    std::string name;
+    std::function<boost::asio::awaitable<void>()> task;
+    std::function<void()> stop;
+  };
+
   boost::asio::awaitable<void> main();
   boost::asio::awaitable<bool> wait_for_cache_sync();
   void start_controllers();
   boost::asio::awaitable<void> stop_controllers();
+  boost::asio::awaitable<void> flush_events();
+  // Completion handler for a supervised coroutine; `fatal_at_once` for the leader elector.
+  std::function<void(std::exception_ptr)> supervise(std::string what, bool fatal_at_once = false);
 
   boost::asio::io_context& io_;
   Options options_;
@@ -80,6 +115,8 @@ class Manager {
   Random& random_;
   std::vector<std::unique_ptr<Informer>> informers_;
   std::vector<std::unique_ptr<Controller>> controllers_;
+  std::vector<EventRecorder*> recorders_;
+  std::vector<BackgroundTask> tasks_;
   std::unique_ptr<LeaderElector> elector_;
   std::unique_ptr<HealthServer> metrics_server_;
   std::unique_ptr<HealthServer> health_server_;
@@ -87,9 +124,11 @@ class Manager {
   boost::asio::steady_timer controllers_done_;  // cancelled when the last controller returns
   int running_controllers_ = 0;
   bool shutdown_requested_ = false;
+  bool shutting_down_ = false;  // the shutdown sequence began: coroutines may end now
   bool controllers_started_ = false;
   bool aborted_ = false;
   int exit_code_ = kExitOk;
+  std::string failure_;
 };
 
 }  // namespace ctrl

@@ -1,6 +1,6 @@
-// The Event recorder: the pure correlator (spam filter + repeat cache) stepped with a FakeClock,
-// the JSON it writes, and the sender against a fake API server (create, patch, 404 fallback,
-// retries, coalescing and the bounded queue).
+// The Event recorder: the pure correlator (aggregation, spam filter, repeat cache) stepped with a
+// FakeClock, the JSON it writes, and the sender against a fake API server (create, patch, 404
+// fallback, retries, coalescing and the bounded queue).
 
 #include "ctrl/event_recorder.h"
 
@@ -166,41 +166,139 @@ TEST_CASE("a repeat more than 10 minutes after the last one starts a new Event",
   CHECK(again.event.count == 2);
 }
 
-TEST_CASE("25 Events per object pass at once, then one per 5 minutes", "[events]") {
+TEST_CASE("25 new Events per object pass at once, then one per 5 minutes", "[events]") {
   FakeClock clock;
   EventCorrelator c(clock);
+  const auto step = [](int i) { return "Step" + std::to_string(i); };
   for (int i = 0; i < 25; ++i) {
     INFO("event " << i);
-    REQUIRE(c.observe(config_map(), EventType::normal, "Step", std::to_string(i)).action ==
-            Action::create);
+    REQUIRE(c.observe(config_map(), EventType::normal, step(i), "m").action == Action::create);
   }
-  // Over the limit: dropped, repeats included, and nothing is remembered for them.
-  CHECK(c.observe(config_map(), EventType::normal, "Step", "25").action == Action::drop);
-  CHECK(c.observe(config_map(), EventType::normal, "Step", "0").action == Action::drop);
+  // Over the limit: dropped, and nothing is remembered of it.
+  CHECK(c.observe(config_map(), EventType::normal, step(25), "m").action == Action::drop);
   CHECK(c.cached_events() == 25);
 
   // Other objects have their own bucket.
-  CHECK(c.observe(config_map("other", "uid-9"), EventType::normal, "Step", "0").action ==
+  CHECK(c.observe(config_map("other", "uid-9"), EventType::normal, step(0), "m").action ==
         Action::create);
 
   clock.step(4min + 59s);
-  CHECK(c.observe(config_map(), EventType::normal, "Step", "0").action == Action::drop);
+  CHECK(c.observe(config_map(), EventType::normal, step(25), "m").action == Action::drop);
   clock.step(1s);  // 5 minutes since the bucket emptied: one token
-  const auto refilled = c.observe(config_map(), EventType::normal, "Step", "0");
-  CHECK(refilled.action == Action::patch);
-  CHECK(refilled.event.count == 2);  // the dropped repeats were not counted
-  CHECK(c.observe(config_map(), EventType::normal, "Step", "0").action == Action::drop);
+  CHECK(c.observe(config_map(), EventType::normal, step(25), "m").action == Action::create);
+  CHECK(c.observe(config_map(), EventType::normal, step(26), "m").action == Action::drop);
 
   // A long quiet spell refills to the burst, not beyond.
   clock.step(24h);
   int passed = 0;
   for (int i = 0; i < 40; ++i) {
-    if (c.observe(config_map(), EventType::normal, "Late", std::to_string(i)).action !=
+    if (c.observe(config_map(), EventType::normal, "Late" + std::to_string(i), "m").action !=
         Action::drop) {
       ++passed;
     }
   }
   CHECK(passed == 25);
+}
+
+TEST_CASE("repeats have a budget of their own: a storm cannot starve a new Event", "[events]") {
+  FakeClock clock;
+  EventCorrelator c(clock);
+  const auto first = c.observe(config_map(), EventType::warning, "BackOff", "failing");
+  REQUIRE(first.action == Action::create);
+  for (int i = 0; i < 25; ++i) {
+    INFO("repeat " << i);
+    REQUIRE(c.observe(config_map(), EventType::warning, "BackOff", "failing").action ==
+            Action::patch);
+  }
+  // The repeat budget is spent: dropped, and not counted.
+  CHECK(c.observe(config_map(), EventType::warning, "BackOff", "failing").action == Action::drop);
+  // In client-go one budget serves both, and this would be dropped too.
+  CHECK(c.observe(config_map(), EventType::normal, "Created", "made it").action == Action::create);
+  clock.step(5min);
+  const auto refilled = c.observe(config_map(), EventType::warning, "BackOff", "failing");
+  CHECK(refilled.action == Action::patch);
+  CHECK(refilled.event.name == first.event.name);
+  CHECK(refilled.event.count == 27);  // 1 + 25 + this one
+}
+
+TEST_CASE("the 10th different message of one reason in 10 minutes becomes a combined Event",
+          "[events]") {
+  FakeClock clock;
+  EventCorrelator c(clock);
+  const auto failure = [](int i) { return "failure " + std::to_string(i); };
+  for (int i = 0; i < 9; ++i) {
+    INFO("message " << i);
+    const auto w = c.observe(config_map(), EventType::warning, "ReconcileError", failure(i));
+    REQUIRE(w.action == Action::create);
+    CHECK(w.event.message == failure(i));
+    clock.step(1min);  // the window runs from the last similar Event, not the first
+  }
+  const auto combined = c.observe(config_map(), EventType::warning, "ReconcileError", failure(9));
+  REQUIRE(combined.action == Action::create);
+  CHECK(combined.event.message == "(combined from similar events): failure 9");
+  CHECK(combined.event.reason == "ReconcileError");
+  CHECK(combined.event.type == EventType::warning);
+  CHECK(combined.event.count == 1);
+  CHECK(combined.event.involved.uid == "uid-1");
+
+  // Every further different message counts on the combined Event, which shows the latest.
+  clock.step(1s);
+  const auto next = c.observe(config_map(), EventType::warning, "ReconcileError", failure(10));
+  REQUIRE(next.action == Action::patch);
+  CHECK(next.event.name == combined.event.name);
+  CHECK(next.event.count == 2);
+  CHECK(next.event.message == "(combined from similar events): failure 10");
+  CHECK(next.event.first_timestamp == combined.event.first_timestamp);
+  CHECK(next.event.last_timestamp == clock.wall_now());
+
+  // Another reason, type or object is a group of its own.
+  CHECK(c.observe(config_map(), EventType::warning, "Other", failure(11)).event.message ==
+        failure(11));
+  CHECK(c.observe(config_map(), EventType::normal, "ReconcileError", failure(12)).event.message ==
+        failure(12));
+  CHECK(c.observe(config_map("b", "uid-b"), EventType::warning, "ReconcileError", failure(13))
+            .event.message == failure(13));
+
+  // Ten minutes without a similar Event: the group starts over.
+  clock.step(10min + 1s);
+  const auto fresh = c.observe(config_map(), EventType::warning, "ReconcileError", failure(14));
+  REQUIRE(fresh.action == Action::create);
+  CHECK(fresh.event.message == failure(14));
+}
+
+TEST_CASE("a storm of varying errors costs at most 10 new Events; a later Created passes",
+          "[events]") {
+  FakeClock clock;
+  EventCorrelator c(clock);
+  int created = 0, patched = 0;
+  ctrl::EventRecord last;
+  for (int i = 0; i < 200; ++i) {
+    const auto w = c.observe(config_map(), EventType::warning, "ReconcileError",
+                             "attempt " + std::to_string(i) + " failed");
+    if (w.action == Action::create) ++created;
+    if (w.action == Action::patch) ++patched;
+    if (w.action != Action::drop) last = w.event;
+    clock.step(10ms);
+  }
+  CHECK(created == 10);  // 9 Events, then the combined one
+  CHECK(patched == 25);  // the repeat budget
+  CHECK(last.count == 26);
+  CHECK(last.message.starts_with("(combined from similar events): attempt 34 failed"));
+  // Without aggregation the 25 new Events would have emptied the object's budget.
+  const auto later = c.observe(config_map(), EventType::normal, "Created", "Created Deployment");
+  CHECK(later.action == Action::create);
+}
+
+TEST_CASE("a combined message is cut to 1024 bytes too", "[events]") {
+  FakeClock clock;
+  EventCorrelator c(clock);
+  ctrl::EventWrite w;
+  for (int i = 0; i < 10; ++i) {
+    w = c.observe(config_map(), EventType::warning, "E",
+                  std::to_string(i) + std::string(2000, 'x'));
+  }
+  CHECK(w.event.message.starts_with("(combined from similar events): 9xxx"));
+  CHECK(w.event.message.size() == ctrl::kMaxEventMessageBytes);
 }
 
 TEST_CASE("the spam filter forgets the least recently used object when full", "[events]") {
@@ -507,7 +605,7 @@ TEST_CASE("a full queue drops the oldest write, and the rate limit drops storms"
     REQUIRE(co_await rec.flush(5s));
     // 3 of the object's 25 tokens are spent; 22 more pass the filter, the rest are dropped.
     for (int i = 0; i < 30; ++i) {
-      rec.record(config_map(), EventType::normal, "Storm", std::to_string(i));
+      rec.record(config_map(), EventType::normal, "Storm" + std::to_string(i), "m");
       if (rec.pending() >= 2) REQUIRE(co_await rec.flush(5s));
     }
     REQUIRE(co_await rec.flush(5s));

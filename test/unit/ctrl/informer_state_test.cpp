@@ -40,8 +40,12 @@ TEST_CASE("informer: start lists the first page", "[informer]") {
   CHECK(r.state.phase == Phase::listing);
   REQUIRE(std::holds_alternative<DoList>(r.next));
   CHECK(std::get<DoList>(r.next).continue_token.empty());
+  // Served from the watch cache, like client-go's reflector's first list.
+  CHECK(std::get<DoList>(r.next).resource_version == "0");
+  CHECK(std::get<DoList>(r.next).paginate);
   CHECK(r.ops.empty());
   CHECK_FALSE(r.state.synced);
+  CHECK_FALSE(is_current(r.state));
 }
 
 TEST_CASE("informer: pages accumulate and are swapped in at once", "[informer]") {
@@ -62,14 +66,33 @@ TEST_CASE("informer: pages accumulate and are swapped in at once", "[informer]")
   CHECK(std::get<DoWatch>(r.next).resource_version == "12");
 }
 
-TEST_CASE("informer: an expired continue token restarts the list at once", "[informer]") {
+TEST_CASE("informer: an expired continue token falls back to one unpaginated list", "[informer]") {
   auto r = step({}, Start{});
   r = step(std::move(r.state), ListPage{{make_object("ns", "a", "1")}, "tok1", "9"});
   r = step(std::move(r.state), ListFailed{error_of(kube::Errc::gone)});
   CHECK(r.state.phase == Phase::listing);
   CHECK(r.state.pending.empty());
   REQUIRE(std::holds_alternative<DoList>(r.next));
-  CHECK(std::get<DoList>(r.next).continue_token.empty());
+  const auto& full = std::get<DoList>(r.next);
+  CHECK(full.continue_token.empty());
+  CHECK_FALSE(full.paginate);  // client-go's pager: FullListIfExpired
+  CHECK(full.resource_version == "0");
+
+  // The full list completes the sync, and later lists paginate again.
+  auto done = step(r.state, ListPage{{make_object("ns", "b", "2")}, "", "12"});
+  REQUIRE(done.ops.size() == 1);
+  CHECK(std::get<Replace>(done.ops[0]).items.size() == 1);  // the earlier page is not kept
+  CHECK(done.state.synced);
+  CHECK_FALSE(done.state.full_list);
+
+  // If even the full list says 410, there is no loop: back off, then a quorum list.
+  auto again = step(std::move(r.state), ListFailed{error_of(kube::Errc::gone)});
+  CHECK(again.state.phase == Phase::backing_off);
+  REQUIRE(std::holds_alternative<DoBackoff>(again.next));
+  again = step(std::move(again.state), BackoffDone{});
+  REQUIRE(std::holds_alternative<DoList>(again.next));
+  CHECK(std::get<DoList>(again.next).resource_version.empty());
+  CHECK(std::get<DoList>(again.next).paginate);
 }
 
 TEST_CASE("informer: other list failures back off, then relist", "[informer]") {
@@ -138,19 +161,52 @@ TEST_CASE("informer: a watch that ends at once with no events is a failure", "[i
   CHECK(std::holds_alternative<DoWatch>(ok.next));
 }
 
-TEST_CASE("informer: 410 from the watch relists, an ERROR event 410 too", "[informer]") {
-  auto r = step(watching_state(), WatchFailed{error_of(kube::Errc::gone)});
-  CHECK(r.state.phase == Phase::listing);
-  CHECK(std::holds_alternative<DoList>(r.next));
-
+TEST_CASE("informer: 410 from the watch relists after the backoff, an ERROR event 410 too",
+          "[informer]") {
   kube::WatchEvent ev;
   ev.type = kube::WatchEvent::Type::error;
   ev.object = std::make_shared<rapidjson::Document>();
   ev.error = error_of(kube::Errc::gone);
-  r = step(watching_state(), Event{ev});
-  CHECK(r.state.phase == Phase::listing);
-  CHECK(std::holds_alternative<DoList>(r.next));
-  CHECK(r.ops.empty());
+  for (Input gone : {Input{WatchFailed{error_of(kube::Errc::gone)}}, Input{Event{ev}}}) {
+    auto s = watching_state();
+    CHECK(is_current(s));
+    auto r = step(std::move(s), std::move(gone));
+    CHECK(r.ops.empty());
+    // Not at once: the reflector's backoff comes first, so a server answering every watch with
+    // 410 cannot make us list in a loop.
+    CHECK(r.state.phase == Phase::backing_off);
+    REQUIRE(std::holds_alternative<DoBackoff>(r.next));
+    CHECK_FALSE(is_current(r.state));  // /readyz is false until the relist is in
+    CHECK(r.state.synced);             // though the cache stays readable
+    r = step(std::move(r.state), BackoffDone{});
+    CHECK(r.state.phase == Phase::listing);
+    REQUIRE(std::holds_alternative<DoList>(r.next));
+    // The RV we had is too old for the server: a quorum read, never "0" (could go back in time).
+    CHECK(std::get<DoList>(r.next).resource_version.empty());
+    CHECK_FALSE(is_current(r.state));
+    r = step(std::move(r.state), ListPage{{}, "", "50"});
+    CHECK(is_current(r.state));
+    CHECK(std::get<DoWatch>(r.next).resource_version == "50");
+  }
+}
+
+TEST_CASE("informer: is current while listed, watching or waiting to re-watch", "[informer]") {
+  auto s = step({}, Start{}).state;
+  CHECK_FALSE(is_current(s));
+  s = step(std::move(s), ListPage{{}, "", "3"}).state;
+  CHECK(is_current(s));  // listed
+  s = step(std::move(s), WatchOpened{}).state;
+  CHECK(is_current(s));
+  // A broken connection resumes the watch from the RV: the cache is still complete.
+  s = step(std::move(s), WatchFailed{error_of(kube::Errc::unavailable)}).state;
+  CHECK(s.phase == Phase::backing_off);
+  CHECK(is_current(s));
+  // A list that fails before the first sync: not current, and the retry still asks for "0".
+  auto r = step({}, Start{});
+  r = step(std::move(r.state), ListFailed{error_of(kube::Errc::forbidden)});
+  CHECK_FALSE(is_current(r.state));
+  r = step(std::move(r.state), BackoffDone{});
+  CHECK(std::get<DoList>(r.next).resource_version == "0");
 }
 
 TEST_CASE("informer: watch connection failures back off and resume from the RV", "[informer]") {

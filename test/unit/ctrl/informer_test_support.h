@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "../kube/fake_api_server.h"
 #include "ctrl/informer_state.h"
 
 namespace ctrl::testing {
@@ -24,6 +25,25 @@ inline ObjectPtr make_object(const std::string& ns, const std::string& name, con
   json += "}}";
   doc->Parse(json.c_str());
   return doc;
+}
+
+// Fake API server requests and replies for list+watch.
+inline bool has(const kube::testing::FakeApiServer::Request& r, const std::string& part) {
+  return r.target.find(part) != std::string::npos;
+}
+inline bool is_watch(const kube::testing::FakeApiServer::Request& r) {
+  return has(r, "watch=1");
+}
+// A watch the server keeps open and quiet.
+inline kube::testing::FakeApiServer::Reply quiet_watch() {
+  return kube::testing::FakeApiServer::Reply::stream_of({}, true);
+}
+// A watch that ends with an ERROR event: 410 Expired.
+inline kube::testing::FakeApiServer::Reply gone_watch() {
+  return kube::testing::FakeApiServer::Reply::stream_of(
+      {R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure",)"
+       R"("message":"too old resource version","reason":"Expired","code":410}})"
+       "\n"});
 }
 
 }  // namespace ctrl::testing
