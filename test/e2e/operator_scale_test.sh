@@ -29,7 +29,7 @@ rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$OP_PID_scale/status")
 echo "converged: $count AppServices in $(( elapsed_ms / 1000 )).$(printf %03d $(( elapsed_ms % 1000 )))s (operator start included); peak RSS $(( rss_kb / 1024 )) MiB"
 grep -q 'synced objects='"$count" "$OP_LOG_DIR/scale.log" || fail "the AppService informer did not list all $count"
 # The first list of AppServices, page by page: GET .../appservices?limit=20[&continue=...] -> 200.
-pages=$(grep -cE "GET /apis/app\.example\.com/v1/namespaces/$ns/appservices\?([^ ]*&)?limit=20[& ].* -> 200" "$OP_LOG_DIR/scale.log" || true)
+pages=$(grep -cE "GET /apis/app\.example\.com/v1/namespaces/$ns/appservices\?([^ ]*&)?limit=20(&[^ ]*)? -> 200" "$OP_LOG_DIR/scale.log" || true)
 echo "list pages of AppServices with --list-page-size 20: $pages"
 [ "$pages" -ge $(( (count + 19) / 20 )) ] || fail "$pages list pages for $count AppServices, want >= $(( (count + 19) / 20 ))"
 [ "$(kubectl get deployments -n "$ns" -o name | wc -l)" = "$count" ] || fail "not $count Deployments"
