@@ -1,12 +1,14 @@
 #include "ctrl/informer.h"
 
 #include <glog/logging.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <utility>
 
+#include "ctrl/compact_object.h"
 #include "ctrl/object_meta.h"
 #include "ctrl/overloaded.h"
 
@@ -35,17 +37,17 @@ std::vector<ObjectPtr> split_items(rapidjson::Document& list) {
   items.reserve(it->value.Size());
   for (auto& item : it->value.GetArray()) {
     if (!item.IsObject()) continue;
-    auto doc = std::make_shared<rapidjson::Document>();
-    doc->CopyFrom(item, doc->GetAllocator());
-    strip_managed_fields(*doc);
-    if (!doc->HasMember("kind") && !kind.empty()) {
-      doc->AddMember("kind", rapidjson::Value(kind, doc->GetAllocator()), doc->GetAllocator());
+    // Completed in place (the page is ours), then copied out compactly: the pages are freed
+    // once split, and only the compact copies stay.
+    strip_managed_fields(item);
+    auto& a = list.GetAllocator();
+    if (!item.HasMember("kind") && !kind.empty()) {
+      item.AddMember("kind", rapidjson::Value(kind, a), a);
     }
-    if (!doc->HasMember("apiVersion") && !api_version.empty()) {
-      doc->AddMember("apiVersion", rapidjson::Value(api_version, doc->GetAllocator()),
-                     doc->GetAllocator());
+    if (!item.HasMember("apiVersion") && !api_version.empty()) {
+      item.AddMember("apiVersion", rapidjson::Value(api_version, a), a);
     }
-    items.push_back(std::move(doc));
+    items.push_back(compact_object(item));
   }
   return items;
 }
@@ -67,12 +69,19 @@ Informer::Informer(asio::any_io_executor ex, std::shared_ptr<kube::RestClient> c
       name_(options_.collection.api_version() + " " + options_.collection.resource) {}
 
 void Informer::apply(std::vector<informer::StoreOp> ops) {
+  bool listed = false;
   for (auto& op : ops) {
-    if (std::holds_alternative<informer::Replace>(op)) ++lists_completed_;
+    if (std::holds_alternative<informer::Replace>(op)) {
+      ++lists_completed_;
+      listed = true;
+    }
     for (const auto& change : store_.apply(std::move(op))) {
       for (const auto& handler : handlers_) handler(change);
     }
   }
+  // A full list parsed pages of up to page_size objects that are all freed now; glibc keeps such
+  // memory in the heap (it is not at the top, so it is never trimmed by itself) unless asked.
+  if (listed) malloc_trim(0);
 }
 
 asio::awaitable<void> Informer::run() {
@@ -165,7 +174,10 @@ asio::awaitable<informer::Input> Informer::read_event() {
     co_return ended;
   }
   auto ev = std::move(**event);
-  if (ev.object) strip_managed_fields(*ev.object);
+  if (ev.object) {
+    strip_managed_fields(*ev.object);
+    ev.object = compact_object(*ev.object);  // the event's own parse is freed with it
+  }
   co_return informer::Event{std::move(ev)};
 }
 
