@@ -5,7 +5,8 @@
 # fresh namespace; benchctl measures the run. Prints a table of medians and ratios ours/peer.
 #
 #   test/bench/run.sh [--counts 100,1000] [--sizes 0,1] [--rounds 3] [--rest 60] [--quiet 15]
-#                     [--out DIR] [--raw-writes] [--kubeconfig FILE]
+#                     [--settle-max 600] [--timeout 1800] [--out DIR] [--raw-writes]
+#                     [--kubeconfig FILE]
 #
 # Without --kubeconfig it starts its own control plane (test/controlplane/up.sh) and stops it at
 # the end. ASOP_BINARY names our binary (default: build/appservice-operator, built if missing).
@@ -16,7 +17,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 source "$root/test/lib/free_port.sh"
 
-counts=100,1000 sizes=0,1 rounds=3 rest=60 quiet=15 settle_max=600 out="" kubeconfig="" raw=0
+counts=100,1000 sizes=0,1 rounds=3 rest=60 quiet=15 settle_max=600 timeout=1800 out="" kubeconfig="" raw=0
 while [ $# -gt 0 ]; do
   case $1 in
     --counts) counts=$2; shift 2 ;;
@@ -25,14 +26,15 @@ while [ $# -gt 0 ]; do
     --rest) rest=$2; shift 2 ;;
     --quiet) quiet=$2; shift 2 ;;
     --settle-max) settle_max=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --kubeconfig) kubeconfig=$2; shift 2 ;;
     --raw-writes) raw=1; shift ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-for v in "$rounds" "$rest" "$quiet" "$settle_max" ${counts//,/ } ${sizes//,/ }; do
+for v in "$rounds" "$rest" "$quiet" "$settle_max" "$timeout" ${counts//,/ } ${sizes//,/ }; do
   [[ $v =~ ^[0-9]+$ ]] || { echo "run.sh: not a number: $v" >&2; exit 2; }
 done
 out=${out:-$root/build/bench/$(date +%Y%m%d-%H%M%S)}
@@ -116,7 +118,7 @@ for n in ${counts//,/ }; do
         "$benchctl" run -op "$op" -pid "$op_pid" -started "$started" -round "$round" \
           -metrics "http://127.0.0.1:$metrics/metrics" -ready "http://127.0.0.1:$health/readyz" \
           -namespace "$ns" -count "$n" -size "$size" -rest "${rest}s" -quiet "${quiet}s" \
-          -settle-max "${settle_max}s" | tee -a "$results"
+          -settle-max "${settle_max}s" -timeout "${timeout}s" | tee -a "$results"
         stop
         # The children go with the namespace; wait, so the next run starts on a quiet cluster.
         kubectl delete namespace "$ns" --timeout=900s >/dev/null

@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
@@ -21,8 +22,19 @@ type AppServiceSpec struct {
 	Image       string                      `json:"image"`
 	Resources   corev1.ResourceRequirements `json:"resources,omitempty"`
 	Envs        []corev1.EnvVar             `json:"envs,omitempty"`
-	Ports       []corev1.ServicePort        `json:"ports,omitempty"`
+	Ports       []AppServicePort            `json:"ports,omitempty"`
 	ServiceType corev1.ServiceType          `json:"serviceType,omitempty"`
+}
+
+// AppServicePort is core/v1 ServicePort with optional targetPort: corev1.ServicePort's
+// IntOrString would serialize an unset targetPort as 0, which the CRD's schema refuses.
+type AppServicePort struct {
+	Name        string              `json:"name,omitempty"`
+	Protocol    corev1.Protocol     `json:"protocol,omitempty"`
+	AppProtocol *string             `json:"appProtocol,omitempty"`
+	Port        int32               `json:"port"`
+	TargetPort  *intstr.IntOrString `json:"targetPort,omitempty"`
+	NodePort    int32               `json:"nodePort,omitempty"`
 }
 
 type AppServiceStatus struct {
@@ -63,9 +75,17 @@ func (in *AppServiceSpec) DeepCopyInto(out *AppServiceSpec) {
 		}
 	}
 	if in.Ports != nil {
-		out.Ports = make([]corev1.ServicePort, len(in.Ports))
-		for i := range in.Ports {
-			in.Ports[i].DeepCopyInto(&out.Ports[i])
+		out.Ports = make([]AppServicePort, len(in.Ports))
+		for i, p := range in.Ports {
+			out.Ports[i] = p
+			if p.AppProtocol != nil {
+				v := *p.AppProtocol
+				out.Ports[i].AppProtocol = &v
+			}
+			if p.TargetPort != nil {
+				v := *p.TargetPort
+				out.Ports[i].TargetPort = &v
+			}
 		}
 	}
 }

@@ -238,9 +238,10 @@ func containerPorts(app *AppService) []corev1.ContainerPort {
 		}
 		cp := corev1.ContainerPort{ContainerPort: p.Port, Protocol: proto}
 		switch {
-		case p.TargetPort.Type == intstr.String && p.TargetPort.StrVal != "":
+		case p.TargetPort == nil:
+		case p.TargetPort.Type == intstr.String:
 			cp.Name = p.TargetPort.StrVal
-		case p.TargetPort.IntVal != 0:
+		default:
 			cp.ContainerPort = p.TargetPort.IntVal
 		}
 		key := fmt.Sprintf("%d/%s/%s", cp.ContainerPort, proto, cp.Name)
@@ -274,12 +275,13 @@ func (r *AppServiceReconciler) mutateService(app *AppService, svc *corev1.Servic
 	svc.Spec.Selector = map[string]string{selectorLabel: app.Name}
 	ports := make([]corev1.ServicePort, len(app.Spec.Ports))
 	for i, p := range app.Spec.Ports {
-		p.DeepCopyInto(&ports[i])
+		ports[i] = corev1.ServicePort{Name: p.Name, Protocol: p.Protocol, AppProtocol: p.AppProtocol,
+			Port: p.Port, TargetPort: intstr.FromInt32(p.Port), NodePort: p.NodePort}
 		if ports[i].Protocol == "" {
 			ports[i].Protocol = corev1.ProtocolTCP
 		}
-		if ports[i].TargetPort.IntVal == 0 && ports[i].TargetPort.StrVal == "" {
-			ports[i].TargetPort = intstr.FromInt32(p.Port)
+		if p.TargetPort != nil {
+			ports[i].TargetPort = *p.TargetPort
 		}
 		// Keep a nodePort the API server allocated.
 		for _, live := range svc.Spec.Ports {

@@ -37,6 +37,14 @@ func restConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
+func dynamicClient() (*dynamic.DynamicClient, error) {
+	cfg, err := restConfig()
+	if err != nil {
+		return nil, err
+	}
+	return dynamic.NewForConfig(cfg)
+}
+
 func appService(name string, size int) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "app.example.com/v1",
@@ -234,11 +242,7 @@ func runCmd(args []string) error {
 	}
 	f.set("ready_s", "%.3f", time.Since(time.Unix(0, *started)).Seconds())
 
-	cfg, err := restConfig()
-	if err != nil {
-		return err
-	}
-	client, err := dynamic.NewForConfig(cfg)
+	client, err := dynamicClient()
 	if err != nil {
 		return err
 	}

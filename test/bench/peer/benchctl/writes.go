@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 )
 
 // writesCmd measures the API server's own write rate for the operator's job: a "perfect
@@ -25,11 +24,7 @@ func writesCmd(args []string) error {
 	if *ns == "" {
 		return fmt.Errorf("writes needs -namespace")
 	}
-	cfg, err := restConfig()
-	if err != nil {
-		return err
-	}
-	client, err := dynamic.NewForConfig(cfg)
+	client, err := dynamicClient()
 	if err != nil {
 		return err
 	}
