@@ -71,6 +71,7 @@ if [ "${E2E:-1}" != 0 ]; then
   cp_dir=$(mktemp -d /tmp/asop-controlplane.XXXXXX)
   trap 'bash test/controlplane/down.sh "$cp_dir" --purge' EXIT
   bash test/controlplane/up.sh "$cp_dir"
+  bash test/bench/build.sh  # the benchmark's Go peer, so the bench smoke test does not build it
   export KUBECONFIG=$cp_dir/kubeconfig ASOP_CONTROLPLANE_DIR=$cp_dir
   section "e2e tests"
   run_ctest build e2e 1

@@ -7,7 +7,13 @@ source "$(dirname "$0")/lib/common.sh"
 cd "${ASOP_SOURCE_DIR:?}"
 count=200
 new_namespace shards
-trap 'stop_all_operators; kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true' EXIT
+# On failure the shards are gone before the AppServices: drop the finalizers, or the namespace
+# never goes away (and other operators on the cluster would have to clean it up).
+unfinalize() {
+  kubectl get appservices -n "$ns" -o name 2>/dev/null |
+    xargs -r kubectl patch -n "$ns" --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
+}
+trap 'stop_all_operators; unfinalize; kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true' EXIT
 kubectl apply -f crds/ >/dev/null
 kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
 
