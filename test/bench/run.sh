@@ -6,7 +6,7 @@
 #
 #   test/bench/run.sh [--counts 100,1000] [--sizes 0,1] [--rounds 3] [--rest 60] [--quiet 15]
 #                     [--settle-max 600] [--timeout 1800] [--out DIR] [--raw-writes]
-#                     [--kubeconfig FILE]
+#                     [--ops ours,peer] [--kubeconfig FILE]
 #
 # Without --kubeconfig it starts its own control plane (test/controlplane/up.sh) and stops it at
 # the end. ASOP_BINARY names our binary (default: build/appservice-operator, built if missing).
@@ -17,7 +17,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 source "$root/test/lib/free_port.sh"
 
-counts=100,1000 sizes=0,1 rounds=3 rest=60 quiet=15 settle_max=600 timeout=1800 out="" kubeconfig="" raw=0
+counts=100,1000 sizes=0,1 rounds=3 rest=60 quiet=15 settle_max=600 timeout=1800 ops=ours,peer out="" kubeconfig="" raw=0
 while [ $# -gt 0 ]; do
   case $1 in
     --counts) counts=$2; shift 2 ;;
@@ -27,10 +27,11 @@ while [ $# -gt 0 ]; do
     --quiet) quiet=$2; shift 2 ;;
     --settle-max) settle_max=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
+    --ops) ops=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --kubeconfig) kubeconfig=$2; shift 2 ;;
     --raw-writes) raw=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -75,7 +76,7 @@ kubectl wait --for condition=Established crd/appservices.app.example.com --timeo
   echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "ours: $ours ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown))"
   echo "peer: $peer (controller-runtime $(grep 'sigs.k8s.io/controller-runtime ' "$here/peer/go.mod" | awk '{print $2}'))"
-  echo "server: $(kubectl version -o json 2>/dev/null | grep -m1 gitVersion | tr -d ' ",' | cut -d: -f2 || true)"
+  echo "server: $(kubectl get --raw /version 2>/dev/null | grep -m1 gitVersion | tr -d ' ",' | cut -d: -f2 || true)"
   echo "args: counts=$counts sizes=$sizes rounds=$rounds rest=${rest}s quiet=${quiet}s"
 } > "$out/machine.txt"
 
@@ -110,6 +111,7 @@ for n in ${counts//,/ }; do
     for round in $(seq "$rounds"); do
       order="ours peer"; [ $(( round % 2 )) = 0 ] && order="peer ours"
       for op in $order; do
+        [[ ,$ops, == *,$op,* ]] || continue
         ns=bench-$op-$n-$size-$round-$RANDOM
         kubectl create namespace "$ns" >/dev/null
         until kubectl get serviceaccount default -n "$ns" >/dev/null 2>&1; do sleep 0.5; done

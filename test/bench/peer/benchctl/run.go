@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -322,8 +323,16 @@ func runCmd(args []string) error {
 		f.set("req_"+v, "%.0f", afterRest[v])
 	}
 
+	// One delete per object, like kubectl delete --all: a deletecollection of thousands can outlast
+	// the API server's request timeout.
 	deleteStart := time.Now()
-	err = client.Resource(appServices).Namespace(*ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	err = parallel(*count, *workers, func(i int) error {
+		err := client.Resource(appServices).Namespace(*ns).Delete(ctx, appName(i), metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("deleting AppServices: %w", err)
 	}

@@ -74,7 +74,9 @@ func writesCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	return apps.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	return parallel(*count, *workers, func(i int) error {
+		return apps.Delete(ctx, fmt.Sprintf("raw-%05d", i), metav1.DeleteOptions{})
+	})
 }
 
 // children: the Deployment and Service appservice-operator makes for app (desired_state.cpp).
