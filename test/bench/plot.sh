@@ -29,6 +29,7 @@ slope() {
 for s in $(awk -F'\t' -v sz="$size" 'NR > 1 {print $sz}' "$data" | sort -un); do
   for o in ours peer; do
     rss=$(slope rss_settled_mib "$o" "$s") peak=$(slope rss_peak_mib "$o" "$s") conv=$(slope converge_s "$o" "$s")
+    [ "$rss" != n/a ] || continue  # one N only: no slope
     kib() { [ "$1" = n/a ] && echo n/a || awk -v m="$1" 'BEGIN {printf "%.1f", m * 1024}'; }
     echo "size $s $o: settled RSS $(kib "$rss") KiB per AppService, peak RSS $(kib "$peak") KiB per AppService, convergence $conv s per AppService"
   done
