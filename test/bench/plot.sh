@@ -14,7 +14,7 @@ if ! command -v gnuplot >/dev/null; then
 fi
 benchctl=$(bash "$here/build.sh")/benchctl
 mkdir -p "$out"
-data=$(mktemp); trap 'rm -f "$data"' EXIT
+data=$(mktemp); trap 'rm -f "$data" "$data".*' EXIT
 "$benchctl" table -tsv "$@" > "$data"
 # column numbers by name
 col() { head -1 "$data" | tr '\t' '\n' | grep -nx "$1" | cut -d: -f1; }
@@ -35,11 +35,25 @@ for s in $(awk -F'\t' -v sz="$size" 'NR > 1 {print $sz}' "$data" | sort -un); do
   done
 done | tee "$out/slopes.txt"
 
+# One file per series (operator, size), sorted by N, so linespoints join the points of a series.
+series=()
+for s in $(awk -F'\t' -v sz="$size" 'NR > 1 {print $sz}' "$data" | sort -un); do
+  for o in ours peer; do
+    f=$data.$o.$s
+    awk -F'\t' -v o="$o" -v s="$s" -v op="$op" -v sz="$size" \
+      'NR > 1 && $op == o && $sz == s' "$data" | sort -t$'\t' -k"$n","$n"n > "$f"
+    [ -s "$f" ] && series+=("$f:$o, size $s")
+  done
+done
+terminal=${PLOT_TERMINAL:-'svg size 640,400 dynamic font "sans,11"'}
 plot() { # FILE KEY YLABEL TITLE
-  local file=$1 key=$2 ylabel=$3 title=$4 c
+  local file=$1 key=$2 ylabel=$3 title=$4 c cmd="" entry
   c=$(col "$key")
+  for entry in "${series[@]}"; do
+    cmd+="${cmd:+, }\"${entry%%:*}\" using $n:$c with linespoints title \"${entry#*:}\""
+  done
   gnuplot <<GP
-set terminal svg size 640,400 dynamic font "sans,11"
+set terminal $terminal
 set output "$out/$file"
 set title "$title"
 set xlabel "AppServices (N)"
@@ -48,8 +62,7 @@ set logscale x
 set key top left
 set grid
 set datafile separator "\t"
-plot for [s in "0 1"] for [o in "ours peer"] "$data" using (strcol($op) eq o && strcol($size) eq s ? \$$n : 1/0):$c \
-  with linespoints title sprintf("%s, size %s", o, s)
+plot $cmd
 GP
 }
 plot rss.svg rss_peak_mib "peak RSS (MiB)" "Peak RSS against N"
