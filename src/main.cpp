@@ -337,8 +337,11 @@ int main(int argc, char** argv) {
   co.resync_store = &apps.store();
   auto& controller = manager.add_controller(co, reconciler);
   apps.add_handler(controller.enqueue_self());
-  deployments.add_handler(controller.enqueue_controller_owner("app.example.com", "AppService"));
-  services.add_handler(controller.enqueue_controller_owner("app.example.com", "AppService"));
+  // Owners outside this process's cache (another shard's) are not ours to reconcile.
+  deployments.add_handler(
+      controller.enqueue_controller_owner("app.example.com", "AppService", &apps.store()));
+  services.add_handler(
+      controller.enqueue_controller_owner("app.example.com", "AppService", &apps.store()));
 
   boost::asio::steady_timer fail_timer(io);
   if (fail_background_after) {

@@ -63,13 +63,14 @@ abort() {
 
 section "dependencies"
 bash test/deps.sh || abort "dependencies: test/deps.sh failed"
-# The control plane's Go build is long and partly waits on the module proxy: start it now, in the
+# The control plane's (and the benchmark peer's) Go build is long and partly waits on the module proxy: start it now, in the
 # background, and collect it before the e2e tests.
 cp_build_log=$(mktemp /tmp/asop-cp-build.XXXXXX)
 cp_build_pid=""
 if [ "${E2E:-1}" != 0 ]; then
-  # Its own process group (setsid), so cleanup can stop the go commands it started, too.
-  setsid bash test/controlplane/build.sh >"$cp_build_log" 2>&1 &
+  # Its own process group (setsid), so cleanup can stop the go commands it started, too. The
+  # benchmark's Go peer is built with it, so the bench smoke test does not build it.
+  setsid bash -c 'bash test/controlplane/build.sh && bash test/bench/build.sh' >"$cp_build_log" 2>&1 &
   cp_build_pid=$!
 fi
 cleanup() {
@@ -116,7 +117,7 @@ if [ "${E2E:-1}" != 0 ]; then
   if ! wait "$cp_build_pid"; then
     cat "$cp_build_log"
     cp_build_pid=""
-    suite_fail "control plane: build.sh failed"
+    suite_fail "control plane: the Go build (controlplane/build.sh, bench/build.sh) failed"
   else
     cp_build_pid=""
     cat "$cp_build_log"

@@ -344,23 +344,15 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
   if (!live) {
     // Not in our cache, which holds only children labelled as ours. A create, never an apply, so
     // an object of that name that someone else made is refused (AlreadyExists), not taken over.
-    // The API server records a create as operation "Update": fold it into our apply entry at
-    // once, so every later apply owns, and can remove, each field.
     auto created = co_await client_->create(child.path.in_namespace(app.namespace_),
                                             kube::JsonBody(desired), create_options());
     if (created) {
       LOG(INFO) << ctx.log_prefix << " created " << what;
       event(app, EventType::normal, "Created", "Created " + what);
+      // The create is recorded as operation "Update"; it is folded into our apply entry before
+      // the first apply (below), not now: most children are never applied to, and a write per
+      // child at creation was a quarter of the writes to converge.
       out.object = created->body;
-      if (auto patch = ctrl::upgrade_managed_fields_patch(*created->body, kFieldManager)) {
-        auto migrated =
-            co_await client_->patch(path, kube::PatchType::json, kube::JsonBody(*patch));
-        if (!migrated) {
-          co_return fail("handing the fields of " + what +
-                         " to server-side apply: " + migrated.error().describe());
-        }
-        out.object = migrated->body;
-      }
       co_return out;
     }
     if (namespace_terminating(created.error())) {
@@ -407,13 +399,22 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     event(app, EventType::normal, "Recreating", "Deleted " + what + " to recreate it: " + recreate);
     co_return out;  // its deletion event brings the key back, and the next pass creates it
   }
+  if (child.matches(desired, *live)) {
+    out.object = live;
+    co_return out;  // nothing to write
+  }
   if (ctrl::needs_managed_fields_upgrade(*live, kFieldManager)) {
-    // A create's "Update" entry of ours still owns fields: an older version made the child, or the
-    // fold right after our create failed. Fold it into our apply entry once, so the apply below
-    // owns, and can remove, every field. The fold needs the whole managedFields.
+    // A create's "Update" entry of ours still owns fields (our own create, which is folded only
+    // now that an apply is due, or an older version's): fold it into our apply entry first, so
+    // the apply below owns, and can remove, every field. The fold needs the whole managedFields,
+    // read from the same object the cache showed us.
     if (!whole) {
       auto got = co_await client_->get(path);
       if (!got) co_return fail("reading " + what + ": " + got.error().describe());
+      if (ctrl::meta_uid(*got->body) != ctrl::meta_uid(*live)) {
+        out.retry_soon = true;  // replaced since we cached it: decide on the new one
+        co_return out;
+      }
       live = got->body;
     }
     if (auto patch = ctrl::upgrade_managed_fields_patch(*live, kFieldManager)) {
@@ -426,11 +427,6 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
       live = migrated->body;
     }
   }
-  if (child.matches(desired, *live)) {
-    out.object = live;
-    co_return out;  // nothing to write
-  }
-
   auto applied = co_await apply_with_uid(ctrl::meta_uid(*live));
   if (!applied) co_return fail("applying " + what + ": " + applied.error().describe());
   if (ctrl::meta_resource_version(*applied->body) != ctrl::meta_resource_version(*live)) {

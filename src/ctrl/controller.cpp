@@ -100,9 +100,10 @@ Informer::Handler Controller::enqueue_self() {
 }
 
 Informer::Handler Controller::enqueue_controller_owner(std::string owner_group,
-                                                       std::string owner_kind) {
-  return [this, owner_group = std::move(owner_group),
-          owner_kind = std::move(owner_kind)](const StoreChange& change) {
+                                                       std::string owner_kind,
+                                                       const ObjectStore* owners) {
+  return [this, owner_group = std::move(owner_group), owner_kind = std::move(owner_kind),
+          owners](const StoreChange& change) {
     // Both old and new: an object whose owner changed concerns both owners.
     for (const auto* object : {&change.old_object, &change.new_object}) {
       if (!*object) continue;
@@ -110,7 +111,9 @@ Informer::Handler Controller::enqueue_controller_owner(std::string owner_group,
       if (!owner || owner->kind != owner_kind || group_of(owner->api_version) != owner_group) {
         continue;
       }
-      queue_->add(object_key(meta_namespace(**object), owner->name));
+      auto key = object_key(meta_namespace(**object), owner->name);
+      if (owners && !owners->get(key)) continue;
+      queue_->add(std::move(key));
     }
   };
 }
@@ -212,6 +215,7 @@ asio::awaitable<void> Controller::process(std::string key) {
                {{"controller", options_.name}, {"result", result_label(result.kind)}})
       .inc();
 
+  VLOG(1) << context.log_prefix << " reconciled result=" << result_label(result.kind);
   switch (result.kind) {
     case ReconcileResult::Kind::error:
       errors_.inc();

@@ -38,8 +38,11 @@ class Controller {
 
   // Informer handlers, like controller-runtime's For() and Owns(): the object's own key, or the
   // key of its controller owner when that owner is of the given group and kind (same namespace).
+  // With `owners`, only owners in that cache: a shard (--label-selector) caches all children but
+  // only its own owners, and must not reconcile the owners of other shards.
   Informer::Handler enqueue_self();
-  Informer::Handler enqueue_controller_owner(std::string owner_group, std::string owner_kind);
+  Informer::Handler enqueue_controller_owner(std::string owner_group, std::string owner_kind,
+                                             const ObjectStore* owners = nullptr);
 
   // Runs the workers and the delayed-add timer until shut_down() and the queue is drained.
   boost::asio::awaitable<void> run();

@@ -1,12 +1,14 @@
 #include "ctrl/informer.h"
 
 #include <glog/logging.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <utility>
 
+#include "ctrl/compact_object.h"
 #include "ctrl/object_meta.h"
 #include "ctrl/overloaded.h"
 
@@ -36,17 +38,19 @@ std::vector<ObjectPtr> split_items(rapidjson::Document& list,
   items.reserve(it->value.Size());
   for (auto& item : it->value.GetArray()) {
     if (!item.IsObject()) continue;
-    auto doc = std::make_shared<rapidjson::Document>();
-    doc->CopyFrom(item, doc->GetAllocator());
-    if (!doc->HasMember("kind") && !kind.empty()) {
-      doc->AddMember("kind", rapidjson::Value(kind, doc->GetAllocator()), doc->GetAllocator());
+    // Completed in place (the page is ours), transformed, then copied out compactly: the pages
+    // are freed once split, and only the compact copies stay.
+    auto& a = list.GetAllocator();
+    if (!item.HasMember("kind") && !kind.empty()) {
+      item.AddMember("kind", rapidjson::Value(kind, a), a);
     }
-    if (!doc->HasMember("apiVersion") && !api_version.empty()) {
-      doc->AddMember("apiVersion", rapidjson::Value(api_version, doc->GetAllocator()),
-                     doc->GetAllocator());
+    if (!item.HasMember("apiVersion") && !api_version.empty()) {
+      item.AddMember("apiVersion", rapidjson::Value(api_version, a), a);
     }
-    transform(*doc);
-    items.push_back(std::move(doc));
+    rapidjson::Document doc;
+    doc.CopyFrom(item, doc.GetAllocator());
+    transform(doc);
+    items.push_back(compact_object(doc));
   }
   return items;
 }
@@ -76,12 +80,19 @@ void Informer::transform(rapidjson::Document& object) const {
 }
 
 void Informer::apply(std::vector<informer::StoreOp> ops) {
+  bool listed = false;
   for (auto& op : ops) {
-    if (std::holds_alternative<informer::Replace>(op)) ++lists_completed_;
+    if (std::holds_alternative<informer::Replace>(op)) {
+      ++lists_completed_;
+      listed = true;
+    }
     for (const auto& change : store_.apply(std::move(op))) {
       for (const auto& handler : handlers_) handler(change);
     }
   }
+  // A full list parsed pages of up to page_size objects that are all freed now; glibc keeps such
+  // memory in the heap (it is not at the top, so it is never trimmed by itself) unless asked.
+  if (listed) malloc_trim(0);
 }
 
 asio::awaitable<void> Informer::run() {
@@ -188,7 +199,10 @@ asio::awaitable<informer::Input> Informer::read_event() {
   const bool carries_object = ev.type == kube::WatchEvent::Type::added ||
                               ev.type == kube::WatchEvent::Type::modified ||
                               ev.type == kube::WatchEvent::Type::deleted;
-  if (ev.object && carries_object) transform(*ev.object);
+  if (ev.object && carries_object) {
+    transform(*ev.object);
+    ev.object = compact_object(*ev.object);  // the event's own parse is freed with it
+  }
   co_return informer::Event{std::move(ev)};
 }
 

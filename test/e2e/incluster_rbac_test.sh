@@ -3,7 +3,7 @@
 # KUBERNETES_SERVICE_HOST/PORT; token, CA and namespace under
 # /var/run/secrets/kubernetes.io/serviceaccount/), against the local control plane, which enforces
 # RBAC and OwnerReferencesPermissionEnforcement: the full create/update/delete flow works with
-# leader election on, so deploy/rbac.yaml is enough; `kubectl auth can-i` shows it is no more
+# leader election on, so deploy/base/rbac.yaml is enough; `kubectl auth can-i` shows it is no more
 # (no Secrets, no Leases outside appservice-system, no deleting AppServices).
 # Skipped (exit 77) without a Docker engine, unless REQUIRE_DOCKER=1. Uses the image that
 # docker_image_test.sh builds (ASOP_IMAGE, default appservice-operator:dev).
@@ -32,7 +32,7 @@ cleanup() {
 trap cleanup EXIT
 
 step "install the CRD, the namespace and the RBAC from deploy/"
-kubectl apply -f crds/ -f deploy/namespace.yaml -f deploy/rbac.yaml
+kubectl apply -f crds/ -f deploy/base/namespace.yaml -f deploy/base/rbac.yaml
 kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
 eventually 60 kubectl -n "$system" get serviceaccount "$sa"
 
@@ -128,7 +128,7 @@ denied=$(grep -Ei 'forbidden|cannot (get|list|watch|create|update|patch|delete) 
   grep -v -e 'because it is being terminated' -e 'cannot find RESTMapping' || true)
 if [ -n "$denied" ]; then
   head -n 5 <<<"$denied"
-  fail "the operator was refused something under deploy/rbac.yaml"
+  fail "the operator was refused something under deploy/base/rbac.yaml"
 fi
 codes=$(metrics "$metrics" | grep '^rest_client_requests_total' | grep -o 'code="[0-9]*"' | sort -u | tr '\n' ' ')
 echo "rest_client_requests_total codes: $codes(403s, if any, were the two kinds above)"

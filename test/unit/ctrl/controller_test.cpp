@@ -195,6 +195,29 @@ TEST_CASE("controller: owner handler maps children to their controller owner", "
   CHECK(f.reconciler.calls.count("ns/s") == 0);
 }
 
+TEST_CASE("controller: with an owner cache, children of owners outside it queue nothing",
+          "[controller]") {
+  Fixture f;
+  ObjectStore owners;  // this shard's AppServices: only "mine"
+  auto owner = std::make_shared<rapidjson::Document>();
+  owner->Parse(R"({"metadata":{"namespace":"ns","name":"mine","resourceVersion":"1"}})");
+  owners.apply(informer::Replace{{owner}});
+  auto handler = f.controller->enqueue_controller_owner("app.example.com", "AppService", &owners);
+  auto child_of = [](const char* name) {
+    auto child = std::make_shared<rapidjson::Document>();
+    child->Parse((std::string(R"({"metadata":{"namespace":"ns","name":")") + name +
+                  R"(","resourceVersion":"1","ownerReferences":[{"apiVersion":"app.example.com/v1",
+                  "kind":"AppService","name":")" +
+                  name + R"(","uid":"u","controller":true}]}})")
+                     .c_str());
+    return child;
+  };
+  handler(StoreChange{StoreChange::Type::added, nullptr, child_of("theirs")});
+  handler(StoreChange{StoreChange::Type::added, nullptr, child_of("mine")});
+  REQUIRE(run_until(f.io, [&] { return f.reconciler.calls["ns/mine"] == 1; }));
+  CHECK(f.reconciler.calls.count("ns/theirs") == 0);
+}
+
 TEST_CASE("controller: every key of the resync store is queued again each sync period",
           "[controller]") {
   asio::io_context io;
