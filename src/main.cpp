@@ -336,7 +336,7 @@ int main(int argc, char** argv) {
   co.resync_period = flags.sync_period;
   co.resync_store = &apps.store();
   auto& controller = manager.add_controller(co, reconciler);
-  apps.add_handler(controller.enqueue_self());
+  apps.add_handler(controller.enqueue_self(ctrl::Controller::Updates::skip_status_only));
   // Owners outside this process's cache (another shard's) are not ours to reconcile.
   deployments.add_handler(
       controller.enqueue_controller_owner("app.example.com", "AppService", &apps.store()));

@@ -10,6 +10,7 @@
 #include "ctrl/histogram.h"
 #include "ctrl/object_meta.h"
 #include "ctrl/random_uuid.h"
+#include "ctrl/status_only_change.h"
 
 namespace ctrl {
 namespace asio = boost::asio;
@@ -92,8 +93,13 @@ void Controller::wake() {
   delay_.cancel();
 }
 
-Informer::Handler Controller::enqueue_self() {
-  return [this](const StoreChange& change) {
+Informer::Handler Controller::enqueue_self(Updates updates) {
+  return [this, updates](const StoreChange& change) {
+    if (updates == Updates::skip_status_only && change.type == StoreChange::Type::updated &&
+        change.old_object && change.new_object &&
+        status_only_change(*change.old_object, *change.new_object)) {
+      return;
+    }
     const auto& object = change.new_object ? change.new_object : change.old_object;
     if (object) queue_->add(object_key(*object));
   };

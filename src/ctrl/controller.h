@@ -40,7 +40,12 @@ class Controller {
   // key of its controller owner when that owner is of the given group and kind (same namespace).
   // With `owners`, only owners in that cache: a shard (--label-selector) caches all children but
   // only its own owners, and must not reconcile the owners of other shards.
-  Informer::Handler enqueue_self();
+  // With `skip_status_only`, an update that changes only the object's status (status_only_change)
+  // queues nothing: the reconciler writes that status itself, and a status that differs on every
+  // failed pass (an error message) would otherwise bring the key back at once, past the rate
+  // limiter's backoff: a hot loop.
+  enum class Updates { all, skip_status_only };
+  Informer::Handler enqueue_self(Updates updates = Updates::all);
   Informer::Handler enqueue_controller_owner(std::string owner_group, std::string owner_kind,
                                              const ObjectStore* owners = nullptr);
 

@@ -81,6 +81,20 @@ separate=$(warnings | grep -vc 'combined from similar events' || true)
 echo "ReconcileError: $(errors) failed reconciles -> ${separate} separate Events + 1 combined: $(warnings | grep combined | cut -d' ' -f1) occurrences"
 [ "$separate" -le 9 ] || fail "${separate} separate ReconcileError Events, want at most 9"
 
+# No hot loop: each failed pass writes a status whose message differs (the uid), and that status
+# write must not bring the key back past the rate limiter's backoff (by now past minutes). Nothing
+# else changes for 15 s: a fixed window, because what is checked is that nothing happens.
+reconciles() {
+  local body
+  body=$(metrics "$OP_METRICS_op") || return 1
+  awk '/^controller_runtime_reconcile_total\{controller="appservice"/ {s+=$NF} END {print s+0}' <<<"$body"
+}
+r_before=$(reconciles)
+sleep 15
+r_after=$(reconciles)
+echo "reconciles in 15 s at rest with the error standing: $(( r_after - r_before ))"
+[ $(( r_after - r_before )) -le 3 ] || fail "$(( r_after - r_before )) reconciles in 15 s with nothing changed: a hot loop"
+
 # The policy goes; the next edit reconciles and creates the children. Their Created Events still
 # fit in the AppService's budget, and kubectl describe shows them after the burst.
 kubectl delete validatingadmissionpolicybinding "$policy" >/dev/null
