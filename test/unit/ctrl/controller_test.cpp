@@ -222,72 +222,65 @@ TEST_CASE("controller: with skip_status_only, a status-only update queues nothin
           "[controller]") {
   Fixture f;
   auto handler = f.controller->enqueue_self(Controller::Updates::skip_status_only);
-  auto doc = [](const char* json) {
+  // name, resourceVersion, generation, finalizers, size, status message
+  auto doc = [](const char* name, int rv, int generation, const char* finalizers, int size,
+                const char* message) {
     auto d = std::make_shared<rapidjson::Document>();
-    d->Parse(json);
+    d->Parse(std::string(R"({"metadata":{"namespace":"ns","name":")") + name +
+             R"(","resourceVersion":")" + std::to_string(rv) + R"(","generation":)" +
+             std::to_string(generation) + R"(,"finalizers":)" + finalizers +
+             R"(},"spec":{"size":)" + std::to_string(size) + R"(},"status":{"message":")" +
+             message + R"("}})");
+    REQUIRE_FALSE(d->HasParseError());
     return d;
   };
-  auto before = doc(R"({"metadata":{"namespace":"ns","name":"a","resourceVersion":"1",
-    "generation":1},"spec":{"size":1},"status":{"message":"failed (uid 1)"
-}
-})");
   // Our own status write: a new message and resourceVersion, nothing else.
-  handler(StoreChange{StoreChange::Type::updated, before,
-                      doc(R"({"metadata":{"namespace":"ns","name":"a","resourceVersion":"2",
-    "generation":1},"spec":{"size":1},"status":{"message":"failed (uid 2)"}
-})")});
+  handler(StoreChange{StoreChange::Type::updated, doc("a", 1, 1, "[]", 1, "failed: uid 1"),
+                      doc("a", 2, 1, "[]", 1, "failed: uid 2")});
   // A finalizer added: metadata the reconciler acts on.
-  handler(StoreChange{StoreChange::Type::updated, before,
-                      doc(R"({"metadata":{"namespace":"ns","name":"b","resourceVersion":"2",
-    "generation":1,"finalizers":["x"]},"spec":{"size":1},"status":{"message":"failed (uid 1)"}
-})")});
+  handler(StoreChange{StoreChange::Type::updated, doc("b", 1, 1, "[]", 1, "m"),
+                      doc("b", 2, 1, R"(["x"])", 1, "m")});
   // A spec change.
-  handler(StoreChange{StoreChange::Type::updated, before,
-                      doc(R"({"metadata":{"namespace":"ns","name":"c","resourceVersion":"2",
-    "generation":2},"spec":{"size":2},"status":{"message":"failed (uid 1)"}
-})")});
-  REQUIRE(run_until(f.io, [&] {
-  return f.reconciler.calls["ns/b"] == 1 && f.reconciler.calls["ns/c"] == 1;
-  }));
-CHECK(f.reconciler.calls.count("ns/a") == 0);
+  handler(StoreChange{StoreChange::Type::updated, doc("c", 1, 1, "[]", 1, "m"),
+                      doc("c", 2, 2, "[]", 2, "m")});
+  REQUIRE(run_until(
+      f.io, [&] { return f.reconciler.calls["ns/b"] == 1 && f.reconciler.calls["ns/c"] == 1; }));
+  CHECK(f.reconciler.calls.count("ns/a") == 0);
 
-// Without the option (the default), the status-only update queues the key.
-auto all = f.controller->enqueue_self();
-  all(StoreChange{StoreChange::Type::updated, before,
-                  doc(R"({"metadata":{"namespace":"ns","name":"a","resourceVersion":"3",
-    "generation":1},"spec":{"size":1},"status":{"message":"failed (uid 3)"}
-  })")});
-  REQUIRE(run_until(f.io, [&] {
-  return f.reconciler.calls["ns/a"] == 1; }));
-  }
+  // Without the option (the default), the status-only update queues the key.
+  auto all = f.controller->enqueue_self();
+  all(StoreChange{StoreChange::Type::updated, doc("a", 2, 1, "[]", 1, "failed: uid 2"),
+                  doc("a", 3, 1, "[]", 1, "failed: uid 3")});
+  REQUIRE(run_until(f.io, [&] { return f.reconciler.calls["ns/a"] == 1; }));
+}
 
-  TEST_CASE("controller: every key of the resync store is queued again each sync period",
-            "[controller]") {
-    asio::io_context io;
-    RealClock clock;
-    SeededRandom random{7};
-    MetricsRegistry metrics;
-    ScriptedReconciler reconciler{io};
-    ObjectStore store;
-    informer::Replace list;
-    for (auto name : {"a", "b"}) {
-      auto doc = std::make_shared<rapidjson::Document>();
-      doc->Parse((std::string(R"({"metadata":{"namespace":"ns","name":")") + name +
-                  R"(","resourceVersion":"1"}})")
-                     .c_str());
-      list.items.push_back(doc);
-    }
-    store.apply(std::move(list));
-    Controller::Options options;
-    options.name = "resync";
-    options.resync_period = 40ms;
-    options.resync_store = &store;
-    Controller controller(io.get_executor(), options, reconciler, metrics, clock, random);
-    bool finished = false;
-    asio::co_spawn(io, controller.run(), [&](std::exception_ptr) { finished = true; });
-    // Nothing was added by hand: every reconcile comes from a resync, at least three rounds.
-    REQUIRE(run_until(
-        io, [&] { return reconciler.calls["ns/a"] >= 3 && reconciler.calls["ns/b"] >= 3; }));
-    controller.shut_down();
-    REQUIRE(run_until(io, [&] { return finished; }));
+TEST_CASE("controller: every key of the resync store is queued again each sync period",
+          "[controller]") {
+  asio::io_context io;
+  RealClock clock;
+  SeededRandom random{7};
+  MetricsRegistry metrics;
+  ScriptedReconciler reconciler{io};
+  ObjectStore store;
+  informer::Replace list;
+  for (auto name : {"a", "b"}) {
+    auto doc = std::make_shared<rapidjson::Document>();
+    doc->Parse((std::string(R"({"metadata":{"namespace":"ns","name":")") + name +
+                R"(","resourceVersion":"1"}})")
+                   .c_str());
+    list.items.push_back(doc);
   }
+  store.apply(std::move(list));
+  Controller::Options options;
+  options.name = "resync";
+  options.resync_period = 40ms;
+  options.resync_store = &store;
+  Controller controller(io.get_executor(), options, reconciler, metrics, clock, random);
+  bool finished = false;
+  asio::co_spawn(io, controller.run(), [&](std::exception_ptr) { finished = true; });
+  // Nothing was added by hand: every reconcile comes from a resync, at least three rounds.
+  REQUIRE(run_until(
+      io, [&] { return reconciler.calls["ns/a"] >= 3 && reconciler.calls["ns/b"] >= 3; }));
+  controller.shut_down();
+  REQUIRE(run_until(io, [&] { return finished; }));
+}
