@@ -412,7 +412,10 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
       auto got = co_await client_->get(path);
       if (!got) co_return fail("reading " + what + ": " + got.error().describe());
       if (ctrl::meta_uid(*got->body) != ctrl::meta_uid(*live)) {
-        out.retry_soon = true;  // replaced since we cached it: decide on the new one
+        // Replaced since we cached it: decide on the new one soon; the status keeps what the
+        // cache shows until then (no flap to "not found").
+        out.object = live;
+        out.retry_soon = true;
         co_return out;
       }
       live = got->body;

@@ -287,10 +287,6 @@ Exchange fold_at(const std::string& path, const std::string& rv) {
       .with("/1/value/0/operation", R"("Apply")")
       .reply(folded);
 }
-// Right after a create (resourceVersion 1, one entry).
-Exchange fold(const std::string& path) {
-  return fold_at(path, "1").without("/1/value/1");
-}
 Exchange apply(const std::string& path, const std::string& uid) {
   return Exchange(http::verb::patch, path + kApply, kApplyPatch).with("/metadata/uid", quoted(uid));
 }
@@ -462,7 +458,7 @@ TEST_CASE("reconciler: a new AppService first gets only the guarded finalizer pa
   for (const auto& c : cases) run(c);
 }
 
-TEST_CASE("reconciler: a new AppService gets each child by POST, folded, then its status",
+TEST_CASE("reconciler: a new AppService gets each child by POST, then its status (no fold yet)",
           "[appservice][reconciler]") {
   run({"new with finalizer",
        new_app(),
@@ -472,9 +468,7 @@ TEST_CASE("reconciler: a new AppService gets each child by POST, folded, then it
             .with("/metadata/ownerReferences/0/uid", R"("6f1c7d1e-0000-4000-8000-000000000001")")
             .with("/metadata/ownerReferences/0/controller", "true")
             .with("/metadata/labels/app.example.com~1appservice", R"("nginx-app")"),
-        fold(kDeployment),
         post(kServices).with("/kind", R"("Service")").with("/spec/ports/0/nodePort", "30002"),
-        fold(kService),
         status_patch()
             .with("/status/observedGeneration", "3")
             .with("/status/selector", R"("app.example.com/appservice=nginx-app")")},
@@ -490,8 +484,8 @@ TEST_CASE("reconciler: size 0 creates a Deployment of 0 replicas, Available as S
   const std::string svc = kServices + "/idle-app";
   run({"size 0",
        std::move(w),
-       {post(kDeployments).with("/spec/replicas", "0"), fold(dep),
-        post(kServices).with("/spec/ports/0/port", "8080"), fold(svc),
+       {post(kDeployments).with("/spec/replicas", "0"),
+        post(kServices).with("/spec/ports/0/port", "8080"),
         Exchange(http::verb::patch, kAppServices + "/idle-app/status", kMergePatch)
             .with("/status/conditions/0/type", R"("Available")")
             .with("/status/conditions/0/status", R"("True")")
@@ -627,15 +621,14 @@ TEST_CASE("reconciler: an ownership conflict writes nothing, is re-checked by GE
                    {},
                    Kind::requeue_after,
                    30s});
-  cases.push_back(
-      {"standing, foreign object gone: created, Degraded=False, ConflictResolved",
-       standing(),
-       {get(kDeployment).reply(api_error(404, "NotFound")), post(kDeployments), fold(kDeployment),
-        status_patch()
-            .with("/status/conditions/2/status", R"("False")")
-            .with("/status/conditions/2/reason", R"("AsExpected")")},
-       {{"Normal", "Created", "Created Deployment demo/nginx-app"},
-        {"Normal", "ConflictResolved", ""}}});
+  cases.push_back({"standing, foreign object gone: created, Degraded=False, ConflictResolved",
+                   standing(),
+                   {get(kDeployment).reply(api_error(404, "NotFound")), post(kDeployments),
+                    status_patch()
+                        .with("/status/conditions/2/status", R"("False")")
+                        .with("/status/conditions/2/reason", R"("AsExpected")")},
+                   {{"Normal", "Created", "Created Deployment demo/nginx-app"},
+                    {"Normal", "ConflictResolved", ""}}});
   {
     // Labelled as ours (so in the cache) but controlled by someone else: no request at all but
     // the status.
@@ -784,28 +777,44 @@ TEST_CASE("reconciler: a create's Update entry seen in the cache is read whole a
   };
   std::vector<Case> cases;
   {
-    // First pass: the create succeeds, the fold right after it is refused (the child changed).
-    World w = deployment_not_cached();
-    cases.push_back({"the fold after a create is refused: an error, retried",
-                     std::move(w),
-                     {post(kDeployments), fold(kDeployment).reply(api_error(409, "Conflict")),
-                      status_patch().with("/status/conditions/2/reason", R"("ReconcileError")")},
-                     {{"Normal", "Created", ""}, {"Warning", "ReconcileError", ""}},
-                     Kind::error});
-  }
-  {
-    // The retry: the child is cached with our new labels, its summary shows the Update entry.
+    // Our own create, cached with its Update entry, matching: the fold waits until an apply is
+    // due, so nothing is read or written.
     World w = settled_world();
     set(*w.deployment, "/metadata/managedFields", kUnfoldedSummary);
+    cases.push_back({"created, matching: no read, no fold", std::move(w), {}, {}});
+  }
+  {
+    // The same child drifted: read whole, folded (guarded by resourceVersion), then applied.
+    World w = settled_world();
+    set(*w.deployment, "/metadata/managedFields", kUnfoldedSummary);
+    set(*w.deployment, "/spec/replicas", "5");
     const Doc whole = unfolded(*w.deployment);
     const Doc after = folded_reply(*w.deployment);
+    const Doc applied = live_deployment(w.app, "102");
     cases.push_back(
-        {"the retry folds it: GET, then the guarded fold, nothing else",
+        {"created, then drifted: GET, the guarded fold, then the apply",
          std::move(w),
-         {get(kDeployment).reply(ok(whole)), fold_at(kDeployment, "100")
-                                                 .with("/1/value/1/subresource", R"("status")")
-                                                 .reply(ok(after))},
-         {}});
+         {get(kDeployment).reply(ok(whole)),
+          fold_at(kDeployment, "100")
+              .with("/1/value/1/subresource", R"("status")")
+              .reply(ok(after)),
+          apply(kDeployment, kDeploymentUid).with("/spec/replicas", "2").reply(ok(applied))},
+         {{"Normal", "Updated", "Updated Deployment demo/nginx-app"}}});
+  }
+  {
+    // The read shows another object of that name (replaced since we cached it): no fold, no
+    // apply; looked at again soon, with the new one in the cache.
+    World w = settled_world();
+    set(*w.deployment, "/metadata/managedFields", kUnfoldedSummary);
+    set(*w.deployment, "/spec/replicas", "5");
+    Doc replaced = unfolded(*w.deployment);
+    set(replaced, "/metadata/uid", R"("another-uid")");
+    cases.push_back({"replaced since cached: no fold, re-checked soon",
+                     std::move(w),
+                     {get(kDeployment).reply(ok(replaced))},
+                     {},
+                     Kind::requeue_after,
+                     1s});
   }
   {
     // Folded, then the spec lost a field: the apply now removes it.
@@ -829,18 +838,21 @@ TEST_CASE("reconciler: a create's Update entry seen in the cache is read whole a
                      {{"Normal", "Updated", "Updated Deployment demo/web-clusterip"}}});
   }
   {
-    // Found through a refused create (a lagging cache): the GET already has the whole
-    // managedFields, so no second read.
+    // Found through a refused create (a lagging cache), with its Update entry, drifted: the GET
+    // already has the whole managedFields, so no second read before the fold.
     World w = settled_world();
+    set(*w.deployment, "/spec/replicas", "5");
     const Doc whole = unfolded(*w.deployment);
     const Doc after = folded_reply(*w.deployment);
+    const Doc applied = live_deployment(w.app, "102");
     w.deployment.reset();
     cases.push_back(
-        {"found by AlreadyExists: folded from that read",
+        {"found by AlreadyExists, drifted: folded from that read, then applied",
          std::move(w),
          {post(kDeployments).reply(api_error(409, "AlreadyExists")),
-          get(kDeployment).reply(ok(whole)), fold_at(kDeployment, "100").reply(ok(after))},
-         {}});
+          get(kDeployment).reply(ok(whole)), fold_at(kDeployment, "100").reply(ok(after)),
+          apply(kDeployment, kDeploymentUid).with("/spec/replicas", "2").reply(ok(applied))},
+         {{"Normal", "Updated", "Updated Deployment demo/nginx-app"}}});
   }
   {
     // A Service an older version made: no selector label, selecting on the instance label.
