@@ -132,6 +132,7 @@ asio::awaitable<informer::Input> Informer::open_watch(std::string resource_versi
   options.allow_watch_bookmarks = true;
   options.label_selector = options_.label_selector;
   options.field_selector = options_.field_selector;
+  options.idle_timeout = options_.watch_idle_timeout;
   auto stream =
       co_await kube::WatchStream::open(client_->transport(), options_.collection, options);
   if (!stream) {
@@ -146,6 +147,20 @@ asio::awaitable<informer::Input> Informer::open_watch(std::string resource_versi
 asio::awaitable<informer::Input> Informer::read_event() {
   CHECK(watch_) << "informer: read without a watch";
   auto event = co_await watch_->next();
+  if (!event && !stopping_ && event.error().is(kube::Errc::timeout)) {
+    // Nothing arrived within the idle deadline, not even the bookmark due every minute: the
+    // connection is presumed dead (a stalled network still answers TCP keepalive). Not a failure
+    // of the server: re-watch from the last resourceVersion at once, on a new connection whose
+    // connect, handshake and response deadlines (and their backoff) guard the next attempt.
+    LOG(WARNING) << "informer=\"" << name_
+                 << "\" watch idle, reconnecting: " << event.error().describe();
+    informer::WatchEnded ended;
+    ended.elapsed =
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - watch_opened_);
+    ended.events = watch_->events();
+    watch_.reset();
+    co_return ended;
+  }
   if (!event) {
     if (!stopping_) {
       LOG(WARNING) << "informer=\"" << name_ << "\" watch ended: " << event.error().describe();

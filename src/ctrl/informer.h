@@ -35,6 +35,9 @@ class Informer {
     // clients do not all restart at once (client-go's reflector: 5..10 min).
     std::chrono::seconds min_watch_timeout{300};
     std::chrono::seconds max_watch_timeout{600};
+    // A watch silent this long is presumed dead and re-opened at once. 0: the stream's default
+    // (kube::WatchStream::idle_timeout_for: 90 s, as the server sends a bookmark every minute).
+    std::chrono::milliseconds watch_idle_timeout{0};
   };
   using Handler = std::function<void(const StoreChange&)>;
 
