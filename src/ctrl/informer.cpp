@@ -79,10 +79,14 @@ asio::awaitable<void> Informer::run() {
   auto result = informer::step(std::move(state_), informer::Start{});
   while (true) {
     bool was_synced = state_.synced;
+    const auto lists_before = lists_completed_;
     state_ = std::move(result.state);
     apply(std::move(result.ops));
     if (!was_synced && state_.synced) {
       LOG(INFO) << "informer=\"" << name_ << "\" synced objects=" << store_.size();
+    } else if (lists_completed_ > lists_before) {
+      LOG(INFO) << "informer=\"" << name_ << "\" relisted objects=" << store_.size()
+                << " relists=" << lists_completed_ - 1;
     }
     if (stopping_) break;
     auto input = co_await std::visit(
