@@ -20,6 +20,7 @@
 #include "ctrl/controller.h"
 #include "ctrl/event_recorder.h"
 #include "ctrl/manager.h"
+#include "ctrl/object_meta.h"
 #include "ctrl/process_metrics.h"
 #include "ctrl/rest_client_metrics.h"
 #include "kube/config_error.h"
@@ -303,6 +304,13 @@ int main(int argc, char** argv) {
   co.resync_store = &apps.store();
   auto& controller = manager.add_controller(co, reconciler);
   apps.add_handler(controller.enqueue_self());
+  // A deleted AppService's uid never comes back: its Event bookkeeping goes with it.
+  apps.add_handler([&events](const ctrl::StoreChange& change) {
+    const auto& last = change.new_object ? change.new_object : change.old_object;
+    if (change.type == ctrl::StoreChange::Type::deleted && last) {
+      events.forget(std::string(ctrl::meta_uid(*last)));
+    }
+  });
   deployments.add_handler(controller.enqueue_controller_owner("app.example.com", "AppService"));
   services.add_handler(controller.enqueue_controller_owner("app.example.com", "AppService"));
 

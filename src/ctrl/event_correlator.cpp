@@ -103,6 +103,12 @@ std::string EventCorrelator::unique_name(const std::string& involved_name) {
   return prefix + "." + std::string(hex, static_cast<std::size_t>(n));
 }
 
+void EventCorrelator::forget(const std::string& uid) {
+  if (uid.empty()) return;
+  std::erase_if(events_, [&](const auto& entry) { return entry.second.event.involved.uid == uid; });
+  spam_.forget(uid);
+}
+
 // Drops the Event seen longest ago, like client-go's LRU; a later repeat of it starts a new Event.
 void EventCorrelator::evict_oldest() {
   auto oldest = events_.begin();
