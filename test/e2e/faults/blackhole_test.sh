@@ -40,7 +40,9 @@ while read -r line; do
   t=$(( $(glog_ms "$line") - stall_ms ))
   [ "$t" -gt "$detect_ms" ] && detect_ms=$t
 done < <(idle_lines | sort -u -t'"' -k2,2)
-[ "$detect_ms" -le $(( bound_s * 1000 )) ] ||
+# The deadline runs from the last byte before the stall, so 90 s is the worst case; 2 s more for
+# the timer and the log line on a loaded machine.
+[ "$detect_ms" -le $(( bound_s * 1000 + 2000 )) ] ||
   fail "a watch took $(secs "$detect_ms") to notice the blackhole (bound ${bound_s}s)"
 while [ $(( $(now_ms) - stall_ms )) -lt $(( blackhole_s * 1000 )) ]; do
   running "$pid" || fail "operator died during the blackhole"
