@@ -337,6 +337,13 @@ int main(int argc, char** argv) {
   co.resync_store = &apps.store();
   auto& controller = manager.add_controller(co, reconciler);
   apps.add_handler(controller.enqueue_self(ctrl::Controller::Updates::skip_status_only));
+  // A deleted AppService's uid never comes back: its Event bookkeeping goes with it.
+  apps.add_handler([&events](const ctrl::StoreChange& change) {
+    const auto& last = change.new_object ? change.new_object : change.old_object;
+    if (change.type == ctrl::StoreChange::Type::deleted && last) {
+      events.forget(std::string(ctrl::meta_uid(*last)));
+    }
+  });
   // Owners outside this process's cache (another shard's) are not ours to reconcile.
   deployments.add_handler(
       controller.enqueue_controller_owner("app.example.com", "AppService", &apps.store()));

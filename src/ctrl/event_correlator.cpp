@@ -143,4 +143,16 @@ std::string EventCorrelator::unique_name(const std::string& involved_name) {
   return prefix + "." + std::string(hex, static_cast<std::size_t>(n));
 }
 
+void EventCorrelator::forget(const std::string& uid) {
+  if (uid.empty()) return;
+  std::erase_if(events_, [&](const auto& entry) { return entry.second.event.involved.uid == uid; });
+  // The similar-Event key holds the uid between separators (similar_key).
+  const std::string part = '\x1f' + uid + '\x1f';
+  std::erase_if(similar_, [&](const auto& entry) {
+    return entry.first.find(part) != std::string::npos;
+  });
+  spam_.forget(uid);
+  repeats_.forget(uid);
+}
+
 }  // namespace ctrl

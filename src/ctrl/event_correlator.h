@@ -68,7 +68,13 @@ class EventCorrelator {
   EventWrite observe(const ObjectReference& involved, EventType type, std::string reason,
                      std::string message);
 
+  // Forgets every Event about the object with this uid and its spam bucket: it was deleted, and a
+  // uid never comes back. client-go keeps such entries until its 4096-entry LRU evicts them, so
+  // memory grows with every object ever seen; this keeps it to the live ones.
+  void forget(const std::string& uid);
+
   std::size_t cached_events() const { return events_.size(); }
+  std::size_t tracked_objects() const { return spam_.tracked_objects(); }
 
  private:
   struct Entry {

@@ -58,6 +58,10 @@ class EventRecorder {
   void record(const ObjectReference& involved, EventType type, std::string reason,
               std::string message);
 
+  // The object with this uid was deleted: its repeat cache and rate-limit bucket go (writes
+  // already queued are still sent).
+  void forget(const std::string& uid) { correlator_.forget(uid); }
+
   // Waits until every queued write has been sent (or given up), at most `timeout`. True when
   // nothing is left; for shutdown and tests.
   boost::asio::awaitable<bool> flush(

@@ -51,6 +51,15 @@ bool EventSpamFilter::allow(const ObjectReference& involved) {
   return true;
 }
 
+void EventSpamFilter::forget(const std::string& uid) {
+  if (uid.empty()) return;
+  std::erase_if(buckets_, [&](const auto& entry) {
+    const std::string& key = entry.first;  // ...'\x1f' uid (spam_key)
+    return key.size() > uid.size() && key.ends_with(uid) &&
+           key[key.size() - uid.size() - 1] == '\x1f';
+  });
+}
+
 // Drops the bucket touched longest ago, like client-go's LRU. Linear, but only when the cache is
 // full, and an evicted object merely starts again with a full bucket.
 void EventSpamFilter::evict_oldest() {

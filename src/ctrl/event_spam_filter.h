@@ -32,6 +32,9 @@ class EventSpamFilter {
   // Takes a token for `involved`: false when its bucket is empty and the Event must be dropped.
   bool allow(const ObjectReference& involved);
 
+  // Drops the bucket of the object with this uid (it was deleted; a uid never comes back).
+  void forget(const std::string& uid);
+
   std::size_t tracked_objects() const { return buckets_.size(); }
 
  private:

@@ -99,9 +99,14 @@ asio::awaitable<void> Informer::run() {
   auto result = informer::step(std::move(state_), informer::Start{});
   while (true) {
     const bool was_current = current_;
+    const auto lists_before = lists_completed_;
     state_ = std::move(result.state);
     apply(std::move(result.ops));
     current_ = informer::is_current(state_);
+    if (lists_completed_ > lists_before && lists_completed_ > 1) {
+      LOG(INFO) << "informer=\"" << name_ << "\" relisted objects=" << store_.size()
+                << " relists=" << lists_completed_ - 1;
+    }
     if (!was_current && current_) {
       LOG(INFO) << "informer=\"" << name_ << "\" synced objects=" << store_.size()
                 << " lists=" << lists_completed_;
@@ -162,6 +167,7 @@ asio::awaitable<informer::Input> Informer::open_watch(std::string resource_versi
   options.allow_watch_bookmarks = true;
   options.label_selector = options_.label_selector;
   options.field_selector = options_.field_selector;
+  options.idle_timeout = options_.watch_idle_timeout;
   auto stream =
       co_await kube::WatchStream::open(client_->transport(), options_.collection, options);
   if (!stream) {
@@ -176,6 +182,20 @@ asio::awaitable<informer::Input> Informer::open_watch(std::string resource_versi
 asio::awaitable<informer::Input> Informer::read_event() {
   CHECK(watch_) << "informer: read without a watch";
   auto event = co_await watch_->next();
+  if (!event && !stopping_ && event.error().is(kube::Errc::timeout)) {
+    // Nothing arrived within the idle deadline, not even the bookmark due every minute: the
+    // connection is presumed dead (a stalled network still answers TCP keepalive). Not a failure
+    // of the server: re-watch from the last resourceVersion at once, on a new connection whose
+    // connect, handshake and response deadlines (and their backoff) guard the next attempt.
+    LOG(WARNING) << "informer=\"" << name_
+                 << "\" watch idle, reconnecting: " << event.error().describe();
+    informer::WatchEnded ended;
+    ended.elapsed =
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - watch_opened_);
+    ended.events = watch_->events();
+    watch_.reset();
+    co_return ended;
+  }
   if (!event) {
     if (!stopping_) {
       LOG(WARNING) << "informer=\"" << name_ << "\" watch ended: " << event.error().describe();

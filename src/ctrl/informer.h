@@ -45,6 +45,9 @@ class Informer {
     // Delay between failed lists or watches (client-go's reflector: 0.8 s doubling to 30 s,
     // jittered, reset after 2 min without a failure). Tests shorten it.
     Backoff::Options backoff;
+    // A watch silent this long is presumed dead and re-opened at once. 0: the stream's default
+    // (kube::WatchStream::idle_timeout_for: 90 s, as the server sends a bookmark every minute).
+    std::chrono::milliseconds watch_idle_timeout{0};
   };
   using Handler = std::function<void(const StoreChange&)>;
 

@@ -3,6 +3,10 @@
 #include <glog/logging.h>
 #include <rapidjson/error/en.h>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <utility>
 
 namespace kube {
@@ -110,9 +114,10 @@ void drop_paging_metadata(rapidjson::Document& list) {
 
 }  // namespace
 
-RestClient::RestClient(std::shared_ptr<HttpTransport> transport)
-    : transport_(std::move(transport)) {
+RestClient::RestClient(std::shared_ptr<HttpTransport> transport, int max_retries)
+    : transport_(std::move(transport)), max_retries_(max_retries) {
   CHECK(transport_) << "RestClient needs a transport";
+  CHECK_GE(max_retries_, 0);
 }
 
 UrlQuery RestClient::list_query(const ListOptions& options) {
@@ -135,9 +140,20 @@ awaitable<Result<ApiResponse>> RestClient::request(http::verb method, std::strin
   req.target = std::move(target);
   req.content_type = std::string(content_type);
   req.body = std::move(body);
-  auto res = co_await transport_->send(req);
-  if (!res) co_return std::move(res).error();
-  co_return to_result(std::move(*res), http::to_string(method), req.target);
+  for (int retries = 0;; ++retries) {
+    auto res = co_await transport_->send(req);
+    if (!res) co_return std::move(res).error();
+    auto result = to_result(std::move(*res), http::to_string(method), req.target);
+    if (result || retries >= max_retries_ || !result.error().retry_after ||
+        !(result.error().is(Errc::too_many_requests) || result.error().http_status >= 500)) {
+      co_return result;
+    }
+    VLOG(1) << http::to_string(method) << " " << req.target << ": " << result.error().describe()
+            << "; retrying in " << result.error().retry_after->count() << " s (Retry-After)";
+    boost::asio::steady_timer wait(co_await boost::asio::this_coro::executor,
+                                   *result.error().retry_after);
+    co_await wait.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  }
 }
 
 awaitable<Result<ApiResponse>> RestClient::get(const ResourcePath& object) {

@@ -24,9 +24,16 @@ namespace kube {
 // REST verbs on any resource path. A 2xx is an ApiResponse with the parsed JSON body; anything
 // else is an ApiError parsed from the Status body (with Retry-After), so callers switch on
 // Errc (not_found, conflict, gone...) and keep the server's message for logs and Events.
+//
+// A 429, or a 5xx with Retry-After, means the server did not process the request: like client-go's
+// rest client, it is sent again after the Retry-After seconds (a timer, the thread never blocks),
+// up to `max_retries` times; then the error is returned.
 class RestClient {
  public:
-  explicit RestClient(std::shared_ptr<HttpTransport> transport);
+  static constexpr int kDefaultMaxRetries = 10;  // client-go's maxRetries
+
+  explicit RestClient(std::shared_ptr<HttpTransport> transport,
+                      int max_retries = kDefaultMaxRetries);
 
   boost::asio::awaitable<Result<ApiResponse>> get(const ResourcePath& object);
 
@@ -76,6 +83,7 @@ class RestClient {
 
  private:
   std::shared_ptr<HttpTransport> transport_;
+  int max_retries_;
 };
 
 }  // namespace kube

@@ -16,7 +16,7 @@ struct WatchOptions {
   std::string label_selector;
   std::string field_selector;
   // Every read must complete within this, or the watch fails with Errc::timeout (a half-open
-  // connection). 0: timeout_seconds + 30 s, or 5 min without timeout_seconds.
+  // connection). 0: WatchStream::idle_timeout_for (90 s with bookmarks).
   std::chrono::milliseconds idle_timeout{0};
 };
 

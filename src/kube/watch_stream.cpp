@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <boost/beast/http/verb.hpp>
 #include <variant>
 
@@ -15,15 +16,23 @@ namespace {
 constexpr std::size_t kMaxErrorBodyBytes = 1 << 20;
 constexpr std::chrono::seconds kIdleMargin{30};
 constexpr std::chrono::minutes kIdleWithoutTimeout{5};
-
-std::chrono::milliseconds idle_timeout_for(const WatchOptions& options) {
-  if (options.idle_timeout.count() > 0) return options.idle_timeout;
-  if (options.timeout_seconds > 0)
-    return std::chrono::seconds(options.timeout_seconds) + kIdleMargin;
-  return kIdleWithoutTimeout;
-}
+// kube-apiserver's watch cache sends each watcher that allows bookmarks a BOOKMARK about once a
+// minute (defaultBookmarkFrequency in k8s.io/apiserver's cacher.go), so a healthy watch is never
+// silent for longer. A stalled network or proxy still answers TCP keepalive: only this deadline
+// notices it.
+constexpr std::chrono::seconds kBookmarkInterval{60};
 
 }  // namespace
+
+std::chrono::milliseconds WatchStream::idle_timeout_for(const WatchOptions& options) {
+  if (options.idle_timeout.count() > 0) return options.idle_timeout;
+  std::chrono::milliseconds bound = kIdleWithoutTimeout;
+  if (options.timeout_seconds > 0)
+    bound = std::chrono::seconds(options.timeout_seconds) + kIdleMargin;
+  if (options.allow_watch_bookmarks)
+    bound = std::min<std::chrono::milliseconds>(bound, kBookmarkInterval + kIdleMargin);
+  return bound;
+}
 
 UrlQuery WatchStream::query(const WatchOptions& options) {
   UrlQuery q;

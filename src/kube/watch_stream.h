@@ -54,6 +54,10 @@ class WatchStream {
   // The query a watch sends (watch=1, resourceVersion, timeoutSeconds, allowWatchBookmarks,
   // selectors).
   static UrlQuery query(const WatchOptions& options);
+  // How long a read may wait for data before the watch fails with Errc::timeout:
+  // options.idle_timeout if set; else 90 s when bookmarks are allowed (a minute between bookmarks
+  // plus a margin), and never more than timeoutSeconds + 30 s (5 min without timeoutSeconds).
+  static std::chrono::milliseconds idle_timeout_for(const WatchOptions& options);
 
  private:
   WatchStream(std::unique_ptr<HttpStream> stream, WatchOptions options, std::string description);

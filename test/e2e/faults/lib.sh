@@ -20,10 +20,62 @@ own_controlplane() {
   kubectl create namespace "$ns" >/dev/null
   eventually 60 kubectl get serviceaccount default -n "$ns"
 }
+# shared_controlplane PREFIX: for a test that disturbs only the operator (not the API server): a
+# namespace of its own on the shared control plane of $KUBECONFIG, removed at exit. Its operators
+# must run with --namespace "$ns".
+shared_controlplane() {
+  [ -f "$KUBECONFIG" ] || fail "KUBECONFIG must point at a running control plane"
+  kubectl apply -f crds/ >/dev/null
+  kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+  new_namespace "$1"
+  shared_ns=$ns
+  trap cleanup EXIT
+}
 cleanup() {
   stop_all_operators
-  [ -n "${cp_dir:-}" ] && bash test/controlplane/down.sh "$cp_dir" --purge
+  stop_proxy
+  if [ -n "${cp_dir:-}" ]; then
+    bash test/controlplane/down.sh "$cp_dir" --purge
+  elif [ -n "${shared_ns:-}" ]; then
+    kubectl delete namespace "$shared_ns" --wait=false >/dev/null 2>&1 || true
+  fi
   return 0
+}
+
+# start_proxy: test/tools/blackhole_proxy between the operators and the API server of $KUBECONFIG.
+# Sets OP_KUBECONFIG (same credentials, server through the proxy) for start_operator; kubectl in
+# the test keeps talking to the API server directly.
+start_proxy() {
+  local bin=${ASOP_BLACKHOLE_PROXY:-$(dirname "${ASOP_BINARY:?}")/test/blackhole_proxy}
+  [ -x "$bin" ] || fail "no blackhole_proxy at $bin (build the blackhole_proxy target)"
+  local server cluster
+  server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+  cluster=$(kubectl config view --minify -o jsonpath='{.clusters[0].name}')
+  proxy_port=$(free_port)
+  proxy_control=$(free_port "$proxy_port")
+  "$bin" --listen "$proxy_port" --control "$proxy_control" --target "${server#https://}" \
+    > "$OP_LOG_DIR/proxy.log" 2>&1 &
+  proxy_pid=$!
+  eventually 30 grep -q 'control on' "$OP_LOG_DIR/proxy.log"
+  export OP_KUBECONFIG=$OP_LOG_DIR/proxy.kubeconfig
+  kubectl config view --minify --flatten > "$OP_KUBECONFIG"
+  kubectl --kubeconfig "$OP_KUBECONFIG" config set-cluster "$cluster" \
+    --server "https://127.0.0.1:$proxy_port" >/dev/null
+}
+stop_proxy() {
+  [ -n "${proxy_pid:-}" ] || return 0
+  kill -TERM "$proxy_pid" 2>/dev/null || true
+  wait "$proxy_pid" 2>/dev/null || true
+}
+# proxy stall|flow|cut|status: switches the proxy and waits for its acknowledgement.
+proxy() {
+  local fd reply=""
+  exec {fd}<>"/dev/tcp/127.0.0.1/$proxy_control"
+  echo "$1" >&"$fd"
+  read -r -t 10 reply <&"$fd" || true
+  exec {fd}>&-
+  [[ $reply == ok* ]] || fail "proxy $1: '$reply'"
+  echo "$reply"
 }
 
 # stop_apiserver / start_apiserver: the API server of our own control plane only.
@@ -73,7 +125,12 @@ metric() {
   awk -v n="$2" '$1 == n || index($1, n "{") == 1 {s += $NF; found = 1} END {if (!found) exit 1; print s}' <<<"$out" ||
     fail "metric $2 missing"
 }
+# at_rest PORT: the operator on metrics PORT makes no write for 5 s. An observation window, for
+# `eventually`: a hot loop never passes it.
+at_rest() { local w; w=$(writes "$1"); sleep 5; [ "$(writes "$1")" = "$w" ]; }
 # running PID: the process exists and is not a zombie (an exited child stays one until waited for).
 running() { [ -r "/proc/$1/status" ] && ! grep -q '^State:.*Z' "/proc/$1/status"; }
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+# glog_ms LINE: the time of a glog line ("W20260612 10:11:12.345678 ...") in ms since the epoch.
+glog_ms() { date -d "${1:1:4}-${1:5:2}-${1:7:2} ${1:10:15}" +%s%3N; }
 secs() { printf '%d.%03ds' $(( $1 / 1000 )) $(( $1 % 1000 )); }

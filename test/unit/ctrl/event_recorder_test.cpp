@@ -335,6 +335,34 @@ TEST_CASE("the repeat cache is bounded and evicts the Event seen longest ago", "
   CHECK(c.observe(config_map(), EventType::normal, "B", "m").action == Action::create);
 }
 
+TEST_CASE("a deleted object's Events and spam bucket are forgotten, others are kept", "[events]") {
+  // Memory follows the live objects: a churn of created and deleted objects must not fill the
+  // caches up to their 4096-entry bounds.
+  FakeClock clock;
+  EventCorrelator c(clock);
+  c.observe(config_map("a", "uid-a"), EventType::normal, "Created", "Created a");
+  c.observe(config_map("a", "uid-a"), EventType::normal, "Deleted", "Deleted a");
+  const auto kept = c.observe(config_map("b", "uid-b"), EventType::normal, "Created", "Created b");
+  // A uid that ends like another one ("uid-b" / "d-b") must not take its bucket along.
+  c.observe(config_map("d", "d-b"), EventType::normal, "Created", "Created d");
+  REQUIRE(c.cached_events() == 4);
+  REQUIRE(c.tracked_objects() == 3);
+
+  c.forget("uid-a");
+  CHECK(c.cached_events() == 2);
+  CHECK(c.tracked_objects() == 2);
+  c.forget("d-b");
+  CHECK(c.cached_events() == 1);
+  CHECK(c.tracked_objects() == 1);
+  c.forget("");  // no uid: nothing to forget
+  c.forget("uid-unknown");
+  CHECK(c.cached_events() == 1);
+  // b's repeat still patches its Event.
+  const auto again = c.observe(config_map("b", "uid-b"), EventType::normal, "Created", "Created b");
+  CHECK(again.action == Action::patch);
+  CHECK(again.event.name == kept.event.name);
+}
+
 TEST_CASE("messages are cut to 1024 bytes at a UTF-8 character boundary", "[events]") {
   CHECK(ctrl::truncate_utf8("h\xC3\xA9llo", 2) == "h");  // never half of é
   CHECK(ctrl::truncate_utf8("h\xC3\xA9llo", 3) == "h\xC3\xA9");

@@ -4,7 +4,9 @@
 
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <map>
+#include <vector>
 
 #include "async_test.h"
 #include "fake_api_server.h"
@@ -29,8 +31,8 @@ struct Fixture {
   std::shared_ptr<kube::RequestMetrics> metrics = std::make_shared<kube::RequestMetrics>();
   RestClient client;
 
-  explicit Fixture(FakeApiServer::Handler h)
-      : server(io, std::move(h)), client(make_transport(io, server, metrics)) {}
+  explicit Fixture(FakeApiServer::Handler h, int max_retries = RestClient::kDefaultMaxRetries)
+      : server(io, std::move(h)), client(make_transport(io, server, metrics), max_retries) {}
 
   static std::shared_ptr<HttpTransport> make_transport(asio::io_context& io,
                                                        const FakeApiServer& server,
@@ -144,15 +146,19 @@ TEST_CASE("no verb sends a path that names the wrong thing", "[rest][path]") {
 }
 
 TEST_CASE("429 keeps Retry-After, non-JSON bodies still give a typed error", "[rest]") {
-  Fixture f([](const FakeApiServer::Request& r) {
-    if (r.target.ends_with("/busy")) {
-      auto reply = FakeApiServer::Reply::json(
-          429, R"({"kind":"Status","code":429,"reason":"TooManyRequests","message":"slow down"})");
-      reply.headers.emplace_back("Retry-After", "7");
-      return reply;
-    }
-    return FakeApiServer::Reply::json(503, "<html>upstream down</html>");
-  });
+  // Retries off: the error as the caller sees it once they are spent.
+  Fixture f(
+      [](const FakeApiServer::Request& r) {
+        if (r.target.ends_with("/busy")) {
+          auto reply = FakeApiServer::Reply::json(
+              429,
+              R"({"kind":"Status","code":429,"reason":"TooManyRequests","message":"slow down"})");
+          reply.headers.emplace_back("Retry-After", "7");
+          return reply;
+        }
+        return FakeApiServer::Reply::json(503, "<html>upstream down</html>");
+      },
+      0);
   f.run([&]() -> awaitable<void> {
     auto busy = co_await f.client.get(kConfigMaps.named("busy"));
     REQUIRE_FALSE(busy.ok());
@@ -164,6 +170,67 @@ TEST_CASE("429 keeps Retry-After, non-JSON bodies still give a typed error", "[r
     CHECK(down.error().is(Errc::unavailable));
     CHECK(down.error().http_status == 503);
   }());
+}
+
+namespace {
+
+FakeApiServer::Reply too_many_requests(const char* retry_after) {
+  auto reply = FakeApiServer::Reply::json(
+      429, R"({"kind":"Status","code":429,"reason":"TooManyRequests","message":"slow down"})");
+  if (retry_after) reply.headers.emplace_back("Retry-After", retry_after);
+  return reply;
+}
+
+}  // namespace
+
+TEST_CASE("a write refused with 429 is sent again after Retry-After, and succeeds", "[rest]") {
+  std::vector<std::chrono::steady_clock::time_point> at;
+  Fixture f([&](const FakeApiServer::Request&) {
+    at.push_back(std::chrono::steady_clock::now());
+    if (at.size() == 1) return too_many_requests("1");
+    return FakeApiServer::Reply::json(200, R"({"metadata":{"name":"a"}})");
+  });
+  f.run([&]() -> awaitable<void> {
+    auto applied = co_await f.client.apply(kConfigMaps.named("a"),
+                                           kube::JsonBody(std::string(R"({"data":{}})")), "test");
+    CHECK(applied.ok());
+  }());
+  REQUIRE(at.size() == 2);
+  CHECK(at[1] - at[0] >= std::chrono::seconds(1));  // not before the server said
+  CHECK(f.server.seen()[1].method == http::verb::patch);
+}
+
+TEST_CASE("Retry-After retries stop after max_retries; without Retry-After there are none",
+          "[rest]") {
+  int busy = 0;
+  int plain = 0;
+  int broken = 0;
+  Fixture f(
+      [&](const FakeApiServer::Request& r) {
+        if (r.target.ends_with("/busy")) {
+          ++busy;
+          return too_many_requests("0");
+        }
+        if (r.target.ends_with("/plain")) {
+          ++plain;
+          return too_many_requests(nullptr);
+        }
+        ++broken;  // a 500 without Retry-After: the server may have done it, never resent
+        return FakeApiServer::Reply::json(500, R"({"kind":"Status","code":500})");
+      },
+      3);
+  f.run([&]() -> awaitable<void> {
+    auto got = co_await f.client.get(kConfigMaps.named("busy"));
+    REQUIRE_FALSE(got.ok());
+    CHECK(got.error().is(Errc::too_many_requests));
+    got = co_await f.client.get(kConfigMaps.named("plain"));
+    CHECK(got.error().is(Errc::too_many_requests));
+    got = co_await f.client.create(kConfigMaps, kube::JsonBody(std::string("{}")));
+    CHECK_FALSE(got.ok());
+  }());
+  CHECK(busy == 4);  // the first try and 3 retries
+  CHECK(plain == 1);
+  CHECK(broken == 1);
 }
 
 TEST_CASE("list sends selectors, limit and continue percent-encoded", "[rest]") {

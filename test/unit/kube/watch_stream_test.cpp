@@ -146,6 +146,27 @@ TEST_CASE("a stalled watch fails with timeout after the read-idle deadline", "[h
   CHECK(took < 3s);
 }
 
+TEST_CASE("a watch with bookmarks is presumed dead after 90 s of silence, whatever its timeout",
+          "[http][watch]") {
+  // The API server sends a BOOKMARK about once a minute: a stalled proxy (which still answers TCP
+  // keepalive) must be noticed within a minute and a half, not timeoutSeconds (up to 10 min) later.
+  WatchOptions o;
+  o.timeout_seconds = 600;
+  CHECK(WatchStream::idle_timeout_for(o) == 90s);
+  o.timeout_seconds = 0;
+  CHECK(WatchStream::idle_timeout_for(o) == 90s);
+  o.timeout_seconds = 20;  // a short watch ends sooner on its own
+  CHECK(WatchStream::idle_timeout_for(o) == 50s);
+  // Without bookmarks a quiet watch is legitimately silent until its timeout.
+  o.allow_watch_bookmarks = false;
+  o.timeout_seconds = 600;
+  CHECK(WatchStream::idle_timeout_for(o) == 630s);
+  o.timeout_seconds = 0;
+  CHECK(WatchStream::idle_timeout_for(o) == 5min);
+  o.idle_timeout = 1500ms;  // an explicit bound wins
+  CHECK(WatchStream::idle_timeout_for(o) == 1500ms);
+}
+
 TEST_CASE("cancel() ends a pending watch read promptly", "[http][watch]") {
   asio::io_context io;
   FakeApiServer server(io, [&](const FakeApiServer::Request&) {
