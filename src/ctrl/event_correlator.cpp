@@ -148,9 +148,8 @@ void EventCorrelator::forget(const std::string& uid) {
   std::erase_if(events_, [&](const auto& entry) { return entry.second.event.involved.uid == uid; });
   // The similar-Event key holds the uid between separators (similar_key).
   const std::string part = '\x1f' + uid + '\x1f';
-  std::erase_if(similar_, [&](const auto& entry) {
-    return entry.first.find(part) != std::string::npos;
-  });
+  std::erase_if(similar_,
+                [&](const auto& entry) { return entry.first.find(part) != std::string::npos; });
   spam_.forget(uid);
   repeats_.forget(uid);
 }
