@@ -7,6 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <exception>
 
+#include "ctrl/free_heap.h"
 #include "ctrl/histogram.h"
 #include "ctrl/object_meta.h"
 #include "ctrl/random_uuid.h"
@@ -182,6 +183,11 @@ asio::awaitable<void> Controller::worker() {
   while (!stopping_) {
     auto key = queue_->get();
     if (!key) {
+      // The last worker going idle after a burst gives the burst's freed memory back.
+      if (active_workers_ == 0 && worked_since_trim_) {
+        worked_since_trim_ = false;
+        release_free_heap();
+      }
       co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
       continue;
     }
@@ -202,6 +208,7 @@ asio::awaitable<void> Controller::process(std::string key) {
                        " name=" + request.name + " reconcileID=" + context.reconcile_id;
 
   active_workers_gauge_.set(++active_workers_);
+  worked_since_trim_ = true;
   auto start = clock_.now();
   ReconcileResult result;
   try {

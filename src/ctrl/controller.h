@@ -73,6 +73,7 @@ class Controller {
   boost::asio::steady_timer delay_;  // fires at the queue's next delayed add
   boost::asio::steady_timer resync_timer_;
   int active_workers_ = 0;
+  bool worked_since_trim_ = false;
   bool stopping_ = false;
 
   Gauge& active_workers_gauge_;

@@ -1,7 +1,6 @@
 #include "ctrl/informer.h"
 
 #include <glog/logging.h>
-#include <malloc.h>
 
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
@@ -9,6 +8,7 @@
 #include <utility>
 
 #include "ctrl/compact_object.h"
+#include "ctrl/free_heap.h"
 #include "ctrl/object_meta.h"
 #include "ctrl/overloaded.h"
 
@@ -92,7 +92,7 @@ void Informer::apply(std::vector<informer::StoreOp> ops) {
   }
   // A full list parsed pages of up to page_size objects that are all freed now; glibc keeps such
   // memory in the heap (it is not at the top, so it is never trimmed by itself) unless asked.
-  if (listed) malloc_trim(0);
+  if (listed) release_free_heap();
 }
 
 asio::awaitable<void> Informer::run() {

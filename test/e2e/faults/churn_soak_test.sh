@@ -47,6 +47,8 @@ for wave in $(seq "$waves"); do
   k delete appservices -l "wave=$wave" --wait=false >/dev/null
   eventually 300 value_is 0 left "$wave"
   running "$pid" || fail "operator crashed in wave $wave"
+  # Measured at rest, so every wave is compared in the same state: the wave's work all done.
+  eventually 60 at_rest "$port"
   rss_last=$(rss)
   [ "$wave" = 1 ] && rss_first=$rss_last
   echo "wave $wave: $per_wave AppServices created, updated, deleted; RSS $(( rss_last / 1024 )) KiB"
