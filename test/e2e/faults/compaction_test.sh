@@ -14,7 +14,9 @@
 source "$(dirname "$0")/lib.sh"
 APISERVER_EXTRA_ARGS=--watch-cache=false own_controlplane
 start_proxy
-start_operator main
+# --list-page-size 2: with the watch cache off, the relist reads etcd and must page (counted in
+# the -v 4 request log).
+start_operator main --list-page-size 2 -v 4
 pid=$OP_PID_main
 log=$OP_LOG_DIR/main.log
 for a in keep1 gone1 child1 edit1; do app $a 1 nginx:1.27; done
@@ -48,6 +50,11 @@ relists=$(grep -c 'relisted objects=' <<<"$after" || true)
 [ "$relists" -ge 1 ] || fail "no informer relisted after the compaction: $after"
 grep -q 'informer="app.example.com/v1 appservices" relisted objects=4 ' <<<"$after" ||
   fail "the AppService cache does not hold exactly the 4 AppServices left: $(grep relisted <<<"$after")"
+# The relist of 4 AppServices in pages of 2: a first page, then one that carries its continue token.
+pages=$(grep -cE 'GET /apis/app\.example\.com/v1/appservices\?[^ ]*limit=2[^0-9][^ ]* -> 200' <<<"$after" || true)
+continued=$(grep -cE 'GET /apis/app\.example\.com/v1/appservices\?[^ ]*continue=[^ ]* -> 200' <<<"$after" || true)
+echo "AppService list requests after the compaction: $pages with limit=2, $continued of them continued"
+[ "$continued" -ge 1 ] || fail "--list-page-size 2 did not page the relist ($pages list requests)"
 # At rest, gone1 has no children: a stale cache entry would have the operator recreate them (and
 # the garbage collector delete them again) in a loop. (Until every informer relisted, one
 # recreation may slip through; the garbage collector removes it and the operator must then rest.)
