@@ -9,9 +9,9 @@ source "$(dirname "$0")/lib.sh"
 APISERVER_EXTRA_ARGS="--enable-priority-and-fairness=false --max-mutating-requests-inflight=1" \
   own_controlplane
 count=30 workers=4
-# system:masters is never throttled: the operator runs as the ServiceAccount of deploy/rbac.yaml.
+# system:masters is never throttled: the operator runs as the ServiceAccount of deploy/base/rbac.yaml.
 kubectl create namespace appservice-system >/dev/null
-kubectl apply -f deploy/rbac.yaml >/dev/null
+kubectl apply -f deploy/base/rbac.yaml >/dev/null
 token=$(kubectl -n appservice-system create token appservice-operator --duration 1h)
 export OP_KUBECONFIG=$OP_LOG_DIR/operator.kubeconfig
 kubectl config view --minify --flatten > "$OP_KUBECONFIG"
