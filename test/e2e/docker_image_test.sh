@@ -5,6 +5,9 @@
 # Skipped (exit 77) without a Docker engine, unless REQUIRE_DOCKER=1.
 # ctest: may-skip
 # ctest: provides docker_image
+# A cold build (base image by debootstrap, apt in the build stage, the compile) shares 2 cores
+# with the other e2e tests.
+# ctest: timeout 3000
 source "$(dirname "$0")/lib/common.sh"
 cd "${ASOP_SOURCE_DIR:?}"
 require_docker
