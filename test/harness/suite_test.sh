@@ -66,6 +66,12 @@ mkdir -p "$tmp/nogit"
 (cd "$tmp/nogit" && GIT_CEILING_DIRECTORIES=$tmp format_check >/dev/null 2>&1)
 check "format check without git ls-files fails" 1 "$?"
 
+# A test name with ';' would be split by catch_discover_tests into two tests that run nothing.
+mkdir -p "$tmp/semi" && git -C "$tmp/semi" init -q
+printf 'TEST_CASE("a, then b; c", "[x]") {}\n' >"$tmp/semi/a_test.cpp"
+(cd "$tmp/semi" && format_check >/dev/null 2>&1)
+check "a test name holding ';' fails the format check" 1 "$?"
+
 # The e2e helpers: a missing metric is not "no writes"; a required Docker engine is not a skip.
 (
   export KUBECONFIG=/nonexistent

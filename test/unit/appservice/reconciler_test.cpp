@@ -500,7 +500,7 @@ TEST_CASE("reconciler: children and status as desired cost zero requests",
   run({"everything matches, size 0", settled_world("scaled-to-zero.yaml"), {}, {}});
 }
 
-TEST_CASE("reconciler: a drifted child is applied with its uid; Updated only if it changed",
+TEST_CASE("reconciler: a drifted child is applied with its uid, Updated only if it changed",
           "[appservice][reconciler]") {
   std::vector<Case> cases;
   {

@@ -266,7 +266,7 @@ TEST_CASE("the 10th different message of one reason in 10 minutes becomes a comb
   CHECK(fresh.event.message == failure(14));
 }
 
-TEST_CASE("a storm of varying errors costs at most 10 new Events; a later Created passes",
+TEST_CASE("a storm of varying errors costs at most 10 new Events, a later Created passes",
           "[events]") {
   FakeClock clock;
   EventCorrelator c(clock);

@@ -1,7 +1,5 @@
 // The informer's driver against a fake API server: what it does when a watch goes silent.
 
-#include "ctrl/informer.h"
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -15,6 +13,7 @@
 #include "../kube/async_test.h"
 #include "../kube/fake_api_server.h"
 #include "ctrl/clock.h"
+#include "ctrl/informer.h"
 
 namespace asio = boost::asio;
 using asio::awaitable;

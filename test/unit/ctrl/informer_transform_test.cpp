@@ -1,8 +1,6 @@
 // The informer's transform hook against a fake API server: every listed item and every watched
 // object passes through it before the store keeps it; without one, managedFields are dropped.
 
-#include "ctrl/informer.h"
-
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -19,6 +17,7 @@
 #include "../kube/async_test.h"
 #include "../kube/fake_api_server.h"
 #include "ctrl/clock.h"
+#include "ctrl/informer.h"
 #include "ctrl/object_meta.h"
 
 namespace {

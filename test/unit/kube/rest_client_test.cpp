@@ -200,7 +200,7 @@ TEST_CASE("a write refused with 429 is sent again after Retry-After, and succeed
   CHECK(f.server.seen()[1].method == http::verb::patch);
 }
 
-TEST_CASE("Retry-After retries stop after max_retries; without Retry-After there are none",
+TEST_CASE("Retry-After retries stop after max_retries, without Retry-After there are none",
           "[rest]") {
   int busy = 0;
   int plain = 0;
