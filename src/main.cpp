@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "appservice/app_service.h"
+#include "appservice/condition_metrics.h"
 #include "appservice/desired_state.h"
 #include "appservice/reconciler.h"
 #include "ctrl/controller.h"
@@ -27,6 +28,7 @@
 #include "ctrl/object_meta.h"
 #include "ctrl/process_metrics.h"
 #include "ctrl/rest_client_metrics.h"
+#include "ctrl/serving_cert.h"
 #include "kube/config_error.h"
 #include "kube/http_transport.h"
 #include "kube/kubeconfig.h"
@@ -53,7 +55,14 @@ Keeps every AppService (app.example.com/v1) backed by an owned Deployment and Se
   --leader-elect-lease-duration D   (default 15s)
   --leader-elect-renew-deadline D   (default 10s)
   --leader-elect-retry-period D     (default 2s)
-  --metrics-bind-address ADDR       Prometheus /metrics (default :8080, 0 disables)
+  --metrics-bind-address ADDR       Prometheus /metrics (default :8443 with --metrics-secure,
+                                    else :8080; 0 disables)
+  --metrics-secure                  serve /metrics over HTTPS, only to bearer tokens allowed to
+                                    get /metrics (TokenReview + SubjectAccessReview)
+  --metrics-cert-path DIR           certificate directory for secure metrics, reloaded when its
+                                    files change (default: a self-signed certificate made at start)
+  --metrics-cert-name NAME          certificate file in DIR (default tls.crt)
+  --metrics-cert-key NAME           key file in DIR (default tls.key)
   --health-probe-bind-address ADDR  /healthz and /readyz (default :8081, 0 disables)
   --list-page-size N                page size of the initial lists (default 500)
   --sync-period D                   reconcile every AppService again this often (default 10h,
@@ -75,7 +84,11 @@ struct Flags {
   std::chrono::milliseconds lease_duration{15000};
   std::chrono::milliseconds renew_deadline{10000};
   std::chrono::milliseconds retry_period{2000};
-  std::string metrics_bind_address = ":8080";
+  std::optional<std::string> metrics_bind_address;  // default by metrics_secure
+  bool metrics_secure = false;
+  std::string metrics_cert_path;
+  std::string metrics_cert_name = "tls.crt";
+  std::string metrics_cert_key = "tls.key";
   std::string health_probe_bind_address = ":8081";
   int list_page_size = 500;
   std::chrono::milliseconds sync_period{10 * 3600 * 1000};
@@ -198,6 +211,14 @@ Flags parse_flags(int argc, char** argv) {
       f.retry_period = parse_duration(flag, value());
     } else if (name == "metrics-bind-address") {
       f.metrics_bind_address = value();
+    } else if (name == "metrics-secure") {
+      f.metrics_secure = inline_value ? parse_bool(flag, *inline_value) : true;
+    } else if (name == "metrics-cert-path") {
+      f.metrics_cert_path = value();
+    } else if (name == "metrics-cert-name") {
+      f.metrics_cert_name = value();
+    } else if (name == "metrics-cert-key") {
+      f.metrics_cert_key = value();
     } else if (name == "health-probe-bind-address") {
       f.health_probe_bind_address = value();
     } else if (name == "list-page-size") {
@@ -213,6 +234,10 @@ Flags parse_flags(int argc, char** argv) {
     }
   }
   validate_leader_election(f);
+  if (!f.metrics_cert_path.empty() && !f.metrics_secure) {
+    throw UsageError("--metrics-cert-path needs --metrics-secure");
+  }
+  if (!f.metrics_bind_address) f.metrics_bind_address = f.metrics_secure ? ":8443" : ":8080";
   return f;
 }
 
@@ -278,6 +303,21 @@ int main(int argc, char** argv) {
     std::cerr << "appservice-operator: " << e.what() << "\n";
     return kExitUsage;
   }
+  ctrl::RealClock clock;
+  // Before anything is logged: an unreadable certificate is a one-line start-up error.
+  std::unique_ptr<ctrl::ServingCertificate> metrics_cert;
+  if (flags.metrics_secure) {
+    ctrl::ServingCertificate::Options co;
+    co.cert_dir = flags.metrics_cert_path;
+    co.cert_name = flags.metrics_cert_name;
+    co.key_name = flags.metrics_cert_key;
+    try {
+      metrics_cert = std::make_unique<ctrl::ServingCertificate>(co, clock);
+    } catch (const std::runtime_error& e) {
+      std::cerr << "appservice-operator: " << e.what() << "\n";
+      return kExitUsage;
+    }
+  }
   LOG(INFO) << "appservice-operator " << ASOP_VERSION << " using " << config.source
             << " server=" << config.scheme << "://" << config.authority()
             << (flags.ns.empty() ? " namespace=(all)" : " namespace=" + flags.ns);
@@ -285,7 +325,6 @@ int main(int argc, char** argv) {
   ctrl::MetricsRegistry metrics;
   ctrl::register_process_metrics(metrics);
   ctrl::register_rest_client_metrics(metrics, requests);
-  ctrl::RealClock clock;
   ctrl::SeededRandom random;
 
   ctrl::Manager::Options mo;
@@ -298,7 +337,9 @@ int main(int argc, char** argv) {
       std::chrono::duration_cast<std::chrono::seconds>(flags.lease_duration);
   mo.leader_election.renew_deadline = flags.renew_deadline;
   mo.leader_election.retry_period = flags.retry_period;
-  mo.metrics_bind_address = flags.metrics_bind_address;
+  mo.metrics_bind_address = *flags.metrics_bind_address;
+  mo.metrics_secure = flags.metrics_secure;
+  mo.metrics_certificate = metrics_cert.get();
   mo.health_probe_bind_address = flags.health_probe_bind_address;
   mo.cache_sync_timeout = flags.cache_sync_timeout;
   ctrl::Manager manager(io, mo, client, metrics, clock, random);
@@ -323,6 +364,7 @@ int main(int argc, char** argv) {
   auto& apps = informer_for(appservice::kApiVersion, "appservices", flags.label_selector, {});
   auto& deployments = informer_for("apps/v1", "deployments", ours, who_wrote);
   auto& services = informer_for("v1", "services", ours, who_wrote);
+  appservice::register_condition_metrics(metrics, apps.store());
 
   ctrl::EventRecorder::Options eo;
   eo.component = "appservice-operator";

@@ -2,10 +2,12 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -14,8 +16,10 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <cctype>
+#include <map>
 #include <optional>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -82,15 +86,56 @@ struct HealthServer::Core {
   std::optional<tcp::acceptor> acceptor;
   asio::steady_timer ticker;
   Clock::TimePoint heartbeat{};
-  std::set<beast::tcp_stream*> streams;
+  // Open connections: who, in what order they came, and whether a response is being made for
+  // one (those are never evicted). Evicted ones are closed and leave when their coroutine ends.
+  struct Connection {
+    asio::ip::address peer;
+    std::uint64_t order = 0;
+    bool serving = false;
+    bool evicted = false;
+  };
+  std::map<beast::tcp_stream*, Connection> streams;
+  std::uint64_t accepted = 0;
   bool started = false;
   bool stopped = false;
   std::function<void(const std::string&)> on_failure;
+
+  void add(beast::tcp_stream* stream) {
+    boost::system::error_code ec;
+    streams[stream] = Connection{stream->socket().remote_endpoint(ec).address(), ++accepted};
+  }
+  // Open (not evicted) connections, of one peer or of all.
+  std::size_t count(const asio::ip::address* peer) const {
+    std::size_t n = 0;
+    for (const auto& [stream, c] : streams) n += !c.evicted && (!peer || c.peer == *peer);
+    return n;
+  }
+  // Closes the oldest connection (of `peer`, or of anyone) that waits for a request; false when
+  // every one is busy making a response.
+  bool evict(const asio::ip::address* peer) {
+    beast::tcp_stream* oldest = nullptr;
+    std::uint64_t order = 0;
+    for (auto& [stream, c] : streams) {
+      if (c.evicted || c.serving || (peer && c.peer != *peer)) continue;
+      if (!oldest || c.order < order) oldest = stream, order = c.order;
+    }
+    if (!oldest) return false;
+    auto& c = streams[oldest];
+    c.evicted = true;
+    VLOG(2) << "health server: evicting the oldest waiting connection of " << c.peer;
+    boost::system::error_code ignored;
+    oldest->socket().shutdown(tcp::socket::shutdown_both, ignored);
+    oldest->socket().close(ignored);
+    return true;
+  }
 
   // Each coroutine holds the core, so the core outlives the HealthServer until they end.
   static awaitable<void> tick(std::shared_ptr<Core> core);
   static awaitable<void> accept_loop(std::shared_ptr<Core> core);
   static awaitable<void> serve(std::shared_ptr<Core> core, tcp::socket socket);
+  template <class Stream>
+  static awaitable<void> serve_requests(std::shared_ptr<Core> core, Stream& stream);
+  static awaitable<Response> respond(std::shared_ptr<Core> core, const Request& req);
 
   // The built-in liveness check. A blocked loop cannot answer at all (the probe times out); a
   // starved or repeatedly blocked one answers late, and then the heartbeat shows it.
@@ -161,7 +206,46 @@ struct HealthServer::Core {
     if (!res) res = text_response(http::status::not_found, "404 page not found\n");
     return std::move(*res);
   }
+
+  static bool is_metrics(const Request& req) {
+    std::string_view path = req.target();
+    if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
+    return path == "/metrics" || path == "/metrics/";
+  }
 };
+
+// Status codes and texts as controller-runtime's filters answer them.
+awaitable<Response> HealthServer::Core::respond(std::shared_ptr<Core> core, const Request& req) {
+  auto* authorizer = core->options.metrics_authorizer;
+  if (authorizer == nullptr || core->metrics == nullptr || !is_metrics(req) ||
+      (req.method() != http::verb::get && req.method() != http::verb::head)) {
+    co_return core->handle(req);
+  }
+  std::string verb(req.method_string());
+  std::transform(verb.begin(), verb.end(), verb.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const auto verdict = co_await authorizer->authorize(std::string(req[http::field::authorization]),
+                                                      "/metrics", verb);
+  switch (verdict) {
+    case RequestAuthorizer::Verdict::allowed:
+      co_return core->handle(req);
+    case RequestAuthorizer::Verdict::unauthenticated: {
+      auto res = text_response(http::status::unauthorized, "Unauthorized\n");
+      res.set(http::field::www_authenticate, "Bearer");
+      co_return res;
+    }
+    case RequestAuthorizer::Verdict::forbidden:
+      co_return text_response(http::status::forbidden, "Forbidden\n");
+    case RequestAuthorizer::Verdict::busy: {
+      auto res = text_response(http::status::too_many_requests, "Too many reviews in flight\n");
+      res.set(http::field::retry_after, "1");
+      co_return res;
+    }
+    case RequestAuthorizer::Verdict::error:
+      break;
+  }
+  co_return text_response(http::status::internal_server_error, "Authorization failed\n");
+}
 
 HealthServer::HealthServer(asio::any_io_executor ex, Options options, const Clock& clock,
                            const MetricsRegistry* metrics)
@@ -239,7 +323,7 @@ void HealthServer::stop() {
   core.ticker.cancel();
   if (core.acceptor) core.acceptor->close(ec);
   // Each connection's coroutine wakes with an error and removes itself.
-  for (auto* stream : core.streams) {
+  for (auto& [stream, connection] : core.streams) {
     stream->socket().shutdown(tcp::socket::shutdown_both, ec);
     stream->socket().close(ec);
   }
@@ -257,7 +341,9 @@ unsigned short HealthServer::port() const {
 }
 
 std::size_t HealthServer::open_connections() const {
-  return core_->streams.size();
+  std::size_t open = 0;
+  for (const auto& [stream, connection] : core_->streams) open += connection.evicted ? 0 : 1;
+  return open;
 }
 
 Clock::TimePoint HealthServer::last_heartbeat() const {
@@ -284,9 +370,16 @@ awaitable<void> HealthServer::Core::accept_loop(std::shared_ptr<Core> core) {
       co_await pause.async_wait(kAwait);
       continue;
     }
-    if (core->streams.size() >= core->options.max_connections) {
-      VLOG(1) << "health server at " << core->options.max_connections
-              << " connections; refusing one";
+    // Room for the newcomer: a peer over its share, or a full server, loses its oldest
+    // connection that is waiting for a request (idle or half-read). Holding every slot therefore
+    // cannot lock out the kubelet: each probe takes the slot of the oldest waiting connection.
+    boost::system::error_code peer_ec;
+    const auto peer = socket.remote_endpoint(peer_ec).address();
+    bool room = true;
+    if (core->count(&peer) >= core->options.max_connections_per_peer) room = core->evict(&peer);
+    if (room && core->count(nullptr) >= core->options.max_connections) room = core->evict(nullptr);
+    if (!room) {
+      VLOG(1) << "health server: every connection is busy; refusing one from " << peer;
       boost::system::error_code ignored;
       socket.close(ignored);
       continue;
@@ -297,23 +390,62 @@ awaitable<void> HealthServer::Core::accept_loop(std::shared_ptr<Core> core) {
 }
 
 awaitable<void> HealthServer::Core::serve(std::shared_ptr<Core> core, tcp::socket socket) {
+  boost::system::error_code ignored;
+  if (!core->options.tls_context) {
+    beast::tcp_stream stream(std::move(socket));
+    core->add(&stream);
+    co_await serve_requests(core, stream);
+    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream.socket().close(ignored);
+    core->streams.erase(&stream);
+    co_return;
+  }
+  // The context stays alive with the connection, whatever a rotation does meanwhile.
+  const auto context = core->options.tls_context();
+  beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *context);
+  auto& lowest = beast::get_lowest_layer(stream);
+  core->add(&lowest);
+  core->streams[&lowest].serving = true;  // not evicted mid-handshake: it costs CPU to redo
+  lowest.expires_after(core->options.handshake_timeout);
+  auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, kAwait);
+  core->streams[&lowest].serving = false;
+  if (!ec && !core->stopped) {
+    co_await serve_requests(core, stream);
+  } else if (ec) {
+    VLOG(2) << "metrics TLS handshake failed: " << ec.message();
+  }
+  lowest.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  lowest.socket().close(ignored);
+  core->streams.erase(&lowest);
+}
+
+template <class Stream>
+awaitable<void> HealthServer::Core::serve_requests(std::shared_ptr<Core> core, Stream& stream) {
   const auto& options = core->options;
-  beast::tcp_stream stream(std::move(socket));
-  core->streams.insert(&stream);
+  auto& lowest = beast::get_lowest_layer(stream);
   // The buffer never grows past a maximal request, so a client cannot make us buffer more.
   beast::flat_buffer buffer(options.max_header_bytes + options.max_body_bytes);
   while (!core->stopped) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(options.max_header_bytes));
     parser.body_limit(options.max_body_bytes);
-    stream.expires_after(options.read_timeout);
-    auto [ec, n] = co_await http::async_read(stream, buffer, parser, kAwait);
+    // The first byte and the headers have a short deadline, the whole request a longer one.
+    lowest.expires_after(std::min(options.header_timeout, options.read_timeout));
+    auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, kAwait);
+    if (!ec && !parser.is_done()) {
+      lowest.expires_after(options.read_timeout);
+      auto [bec, bn] = co_await http::async_read(stream, buffer, parser, kAwait);
+      ec = bec;
+      n += bn;
+    }
     if (core->stopped) break;
+    if (!ec) core->streams[&lowest].serving = true;
     std::optional<Response> res;
     bool keep_alive = false;
     if (!ec) {
       const auto& req = parser.get();
-      res = core->handle(req);
+      res = co_await respond(core, req);
+      if (core->stopped) break;
       keep_alive = req.keep_alive();
       if (req.method() == http::verb::head) {
         res->prepare_payload();
@@ -333,15 +465,12 @@ awaitable<void> HealthServer::Core::serve(std::shared_ptr<Core> core, tcp::socke
     if (!res) break;  // closed, timed out, or nothing parseable: just close
     res->keep_alive(keep_alive);
     if (res->body().size() > 0 || !res->has_content_length()) res->prepare_payload();
-    stream.expires_after(options.write_timeout);
+    lowest.expires_after(options.write_timeout);
     auto [wec, written] = co_await http::async_write(stream, *res, kAwait);
     (void)written;
     if (wec || !keep_alive) break;
+    core->streams[&lowest].serving = false;
   }
-  boost::system::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  stream.socket().close(ignored);
-  core->streams.erase(&stream);
 }
 
 }  // namespace ctrl

@@ -9,6 +9,11 @@
 
 #include "ctrl/clock.h"
 #include "ctrl/metrics_registry.h"
+#include "ctrl/request_authorizer.h"
+
+namespace boost::asio::ssl {
+class context;
+}
 
 namespace ctrl {
 
@@ -18,10 +23,14 @@ namespace ctrl {
 //             so the kubelet restarts a process whose loop is blocked or starved.
 //   /readyz   200 once every readiness check passes (e.g. caches synced); 503 listing those that
 //             fail.
-//   /metrics  the registry in the Prometheus text format (404 when constructed without one).
+//   /metrics  the registry in the Prometheus text format (404 when constructed without one); with
+//             a metrics_authorizer, only for requests it allows (else 401, 403, 429 or 500).
+// With tls_context it serves HTTPS only (controller-runtime's secure metrics).
 // /healthz/<name> and /readyz/<name> run one check, as controller-runtime's probe handlers do.
 // Keep-alive; small header and body limits; deadlines on reading a request and writing a
-// response, so a slow or idle client cannot hold a connection for long.
+// response, so a slow or idle client cannot hold a connection for long; and a client that holds
+// every connection slot cannot lock the kubelet out: a new connection evicts the oldest one that
+// waits for a request.
 class HealthServer {
  public:
   struct Options {
@@ -37,7 +46,17 @@ class HealthServer {
     std::chrono::milliseconds write_timeout{std::chrono::seconds(10)};
     std::size_t max_header_bytes = 8 * 1024;
     std::size_t max_body_bytes = 1024;
+    // The first byte and all headers of a request (keep-alive idle time included).
+    std::chrono::milliseconds header_timeout{std::chrono::seconds(5)};
+    // Past either cap, a new connection takes the place of the oldest one waiting for a request.
     std::size_t max_connections = 64;
+    std::size_t max_connections_per_peer = 32;
+    // HTTPS: every connection is TLS with the context this returns when it is accepted (called
+    // per connection, so a rotated certificate is picked up). Empty: plain HTTP.
+    std::function<std::shared_ptr<boost::asio::ssl::context>()> tls_context;
+    std::chrono::milliseconds handshake_timeout{std::chrono::seconds(5)};
+    // Asked before /metrics is served; must outlive the server. Null: /metrics is open.
+    RequestAuthorizer* metrics_authorizer = nullptr;
   };
   // A named check: true when healthy or ready. Exceptions count as failure.
   using Check = std::function<bool()>;

@@ -41,6 +41,16 @@ std::string seconds(std::chrono::milliseconds d) {
 }
 }  // namespace
 
+HealthServer::Options Manager::metrics_server_options() const {
+  auto options = server_options(options_.metrics_bind_address);
+  if (options_.metrics_secure) {
+    CHECK(options_.metrics_certificate) << "secure metrics need a certificate";
+    options.tls_context = [cert = options_.metrics_certificate] { return cert->context(); };
+    options.metrics_authorizer = metrics_authorizer_.get();
+  }
+  return options;
+}
+
 Manager::Manager(asio::io_context& io, Options options, std::shared_ptr<kube::RestClient> client,
                  MetricsRegistry& metrics, const Clock& clock, Random& random)
     : io_(io),
@@ -49,8 +59,13 @@ Manager::Manager(asio::io_context& io, Options options, std::shared_ptr<kube::Re
       metrics_(metrics),
       clock_(clock),
       random_(random),
-      metrics_server_(std::make_unique<HealthServer>(
-          io.get_executor(), server_options(options_.metrics_bind_address), clock, &metrics)),
+      reviewer_(options_.metrics_secure ? std::make_unique<ApiAccessReviewer>(client_) : nullptr),
+      metrics_authorizer_(options_.metrics_secure
+                              ? std::make_unique<RequestAuthorizer>(*reviewer_, clock,
+                                                                    options_.metrics_auth, &metrics)
+                              : nullptr),
+      metrics_server_(std::make_unique<HealthServer>(io.get_executor(), metrics_server_options(),
+                                                     clock, &metrics)),
       health_server_(std::make_unique<HealthServer>(
           io.get_executor(), server_options(options_.health_probe_bind_address), clock, nullptr)),
       shutdown_(io, kForever),

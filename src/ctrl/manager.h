@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ctrl/access_reviewer.h"
 #include "ctrl/clock.h"
 #include "ctrl/controller.h"
 #include "ctrl/event_recorder.h"
@@ -17,6 +18,8 @@
 #include "ctrl/leader_election_config.h"
 #include "ctrl/leader_elector.h"
 #include "ctrl/metrics_registry.h"
+#include "ctrl/request_authorizer.h"
+#include "ctrl/serving_cert.h"
 #include "kube/rest_client.h"
 
 namespace ctrl {
@@ -41,6 +44,11 @@ class Manager {
     std::string leader_election_id;
     LeaderElectionConfig leader_election;
     std::string metrics_bind_address = ":8080";
+    // HTTPS metrics behind TokenReview + SubjectAccessReview (controller-runtime's
+    // --metrics-secure) with this certificate (required then; it must outlive the manager).
+    bool metrics_secure = false;
+    ServingCertificate* metrics_certificate = nullptr;
+    RequestAuthorizer::Options metrics_auth;
     std::string health_probe_bind_address = ":8081";
     std::chrono::milliseconds cache_sync_timeout{std::chrono::minutes(2)};
     std::chrono::milliseconds graceful_shutdown_timeout{std::chrono::seconds(30)};
@@ -102,6 +110,7 @@ class Manager {
   boost::asio::awaitable<void> main();
   boost::asio::awaitable<bool> wait_for_cache_sync();
   void start_controllers();
+  HealthServer::Options metrics_server_options() const;
   boost::asio::awaitable<void> stop_controllers();
   boost::asio::awaitable<void> flush_events();
   // Completion handler for a supervised coroutine; `fatal_at_once` for the leader elector.
@@ -118,6 +127,9 @@ class Manager {
   std::vector<EventRecorder*> recorders_;
   std::vector<BackgroundTask> tasks_;
   std::unique_ptr<LeaderElector> elector_;
+  // Secure metrics only; declared before the server that uses them.
+  std::unique_ptr<AccessReviewer> reviewer_;
+  std::unique_ptr<RequestAuthorizer> metrics_authorizer_;
   std::unique_ptr<HealthServer> metrics_server_;
   std::unique_ptr<HealthServer> health_server_;
   boost::asio::steady_timer shutdown_;          // cancelled to wake main() for shutdown

@@ -381,3 +381,42 @@ TEST_CASE("a disabled server binds nothing, a port in use fails at start", "[hea
   first.stop();
   io.run_for(100ms);
 }
+
+TEST_CASE("a client holding every connection cannot lock the probes out", "[health]") {
+  asio::io_context io;
+  ctrl::RealClock clock;
+  auto options = local_options();
+  options.max_connections = 8;
+  options.max_connections_per_peer = 6;
+  HealthServer server(io.get_executor(), options, clock, nullptr);
+  server.start();
+  const auto port = server.port();
+  run_async(
+      io,
+      [&]() -> awaitable<void> {
+        // 40 connections that never send a byte, and one that sent half a request.
+        std::vector<std::unique_ptr<Client>> hogs;
+        auto half = std::make_unique<Client>(io.get_executor());
+        co_await half->connect(port);
+        co_await half->send_raw("GET /heal");
+        for (int i = 0; i < 40; ++i) {
+          hogs.push_back(std::make_unique<Client>(io.get_executor()));
+          co_await hogs.back()->connect(port);
+        }
+        // One peer (all of this is 127.0.0.1) holds at most its share.
+        CHECK(co_await eventually([&] { return server.open_connections() <= 6; }));
+        CHECK(server.open_connections() >= 1);
+        // The half-read connection was the oldest: it went first.
+        auto ec = co_await half->read_until_closed(2s);
+        CHECK((ec == asio::error::eof || ec == asio::error::connection_reset));
+        for (int i = 0; i < 10; ++i) {
+          Client probe(io.get_executor());
+          co_await probe.connect(port);
+          const auto start = std::chrono::steady_clock::now();
+          auto res = co_await probe.get("/healthz", http::verb::get, false);
+          CHECK(res.result() == http::status::ok);
+          CHECK(std::chrono::steady_clock::now() - start < 1s);
+        }
+      }(),
+      [&] { server.stop(); });
+}
