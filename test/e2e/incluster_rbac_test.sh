@@ -56,6 +56,8 @@ expect yes patch appservices.app.example.com --subresource=status -n default
 expect yes delete deployments.apps -n default
 expect yes create events -n default
 expect yes update leases.coordination.k8s.io -n "$system"
+expect yes create tokenreviews.authentication.k8s.io
+expect yes create subjectaccessreviews.authorization.k8s.io
 expect no get secrets -n "$system"
 expect no list secrets --all-namespaces
 expect no update leases.coordination.k8s.io -n kube-system
