@@ -18,10 +18,9 @@
 #include "kube/request_metrics.h"
 #include "kube/rest_config.h"
 #include "kube/result.h"
+#include "kube/token_source.h"
 
 namespace kube {
-
-class TokenSource;
 
 // HTTP/1.1 to one API server over Boost.Beast (+ OpenSSL for https): authentication headers, a
 // pool of keep-alive connections, deadlines on every phase, and the two retries client-go's
@@ -72,13 +71,16 @@ class HttpTransport {
   struct Exchange;
 
   boost::asio::awaitable<Result<std::unique_ptr<HttpConnection>>> connect();
+  // The credentials for the next request; a failing exec plugin or token file is an error result.
+  boost::asio::awaitable<Result<TokenSource::Credentials>> authenticate();
   // The request as sent: method, target with the base path, transport and auth headers.
-  Result<boost::beast::http::request<boost::beast::http::string_body>> build(
-      const HttpRequest& request);
+  boost::beast::http::request<boost::beast::http::string_body> build(
+      const HttpRequest& request, const TokenSource::Credentials& credentials);
   boost::asio::awaitable<Exchange> exchange(
       HttpConnection& conn, boost::beast::http::request<boost::beast::http::string_body>& req);
-  // After a 401: whether the credential was refreshed, so the request is worth one more try.
-  bool refresh_credentials();
+  // After a 401 to a request made with `used`: whether a newer credential may exist, so the
+  // request is worth one more try.
+  bool refresh_credentials(const TokenSource::Credentials& used);
   void count(int status, const HttpRequest& request);
 
   boost::asio::any_io_executor ex_;
