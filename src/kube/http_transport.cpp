@@ -10,7 +10,6 @@
 #include <boost/beast/http/write.hpp>
 
 #include "kube/config_error.h"
-#include "kube/tls_context.h"
 #include "kube/token_source.h"
 #include "kube/transport_error.h"
 
@@ -53,7 +52,11 @@ HttpTransport::HttpTransport(asio::any_io_executor ex, RestConfig config, Option
           std::make_shared<ConnectionPool>(options_.max_idle_connections, options_.max_idle_time)) {
   CHECK(config_.scheme == "https" || config_.scheme == "http")
       << "unsupported scheme " << config_.scheme;
-  if (config_.scheme == "https") tls_ = make_tls_context(config_);
+  if (config_.scheme == "https") {
+    tls_ = std::make_unique<ClientTlsContexts>(config_);
+    bool changed = false;
+    tls_context_ = tls_->current(nullptr, changed);
+  }
   endpoint_.host = config_.host;
   endpoint_.port = config_.port;
   endpoint_.tls = config_.scheme == "https";
@@ -71,7 +74,8 @@ HttpTransport::~HttpTransport() {
 }
 
 awaitable<Result<std::unique_ptr<HttpConnection>>> HttpTransport::connect() {
-  auto conn = std::make_unique<HttpConnection>(ex_, tls_);
+  auto conn = std::make_unique<HttpConnection>(ex_, tls_context_);
+  conn->generation = pool_->generation();
   auto connected = co_await conn->connect(endpoint_);
   if (!connected) co_return std::move(connected).error();
   ++connections_opened_;
@@ -145,6 +149,13 @@ awaitable<HttpTransport::Exchange> HttpTransport::exchange(HttpConnection& conn,
   co_return ex;
 }
 
+void HttpTransport::follow_client_certificate(const TokenSource::Credentials& credentials) {
+  if (!tls_) return;
+  bool changed = false;
+  tls_context_ = tls_->current(credentials.exec.get(), changed);
+  if (changed) pool_->retire_all();
+}
+
 bool HttpTransport::refresh_credentials(const TokenSource::Credentials& used) {
   if (!refreshable_) return false;
   tokens_->invalidate(used);
@@ -165,6 +176,7 @@ awaitable<Result<HttpResponse>> HttpTransport::send(HttpRequest request) {
       count(0, request);
       co_return std::move(creds).error();
     }
+    follow_client_certificate(*creds);
     auto req = build(request, *creds);
     // After a stale failure every pooled connection is suspect: retry on a fresh one.
     auto conn = stale_retried ? nullptr : pool_->take();
@@ -219,6 +231,7 @@ awaitable<Result<std::unique_ptr<HttpStream>>> HttpTransport::open_stream(HttpRe
       count(0, request);
       co_return std::move(creds).error();
     }
+    follow_client_certificate(*creds);
     auto req = build(request, *creds);
     // A stream holds its connection for minutes: never take one from the pool for it.
     auto fresh = co_await connect();

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "kube/client_certificate.h"
 #include "kube/connection_pool.h"
 #include "kube/http_connection.h"
 #include "kube/http_request.h"
@@ -71,6 +72,9 @@ class HttpTransport {
   struct Exchange;
 
   boost::asio::awaitable<Result<std::unique_ptr<HttpConnection>>> connect();
+  // Picks the TLS context for a request with `credentials`; when the client certificate changed,
+  // pooled connections (made with the old one) are retired.
+  void follow_client_certificate(const TokenSource::Credentials& credentials);
   // The credentials for the next request; a failing exec plugin or token file is an error result.
   boost::asio::awaitable<Result<TokenSource::Credentials>> authenticate();
   // The request as sent: method, target with the base path, transport and auth headers.
@@ -88,7 +92,8 @@ class HttpTransport {
   Options options_;
   std::shared_ptr<TokenSource> tokens_;
   std::shared_ptr<RequestMetrics> metrics_;
-  std::shared_ptr<boost::asio::ssl::context> tls_;
+  std::unique_ptr<ClientTlsContexts> tls_;                  // null for http
+  std::shared_ptr<boost::asio::ssl::context> tls_context_;  // for new connections
   std::shared_ptr<ConnectionPool> pool_;
   HttpEndpoint endpoint_;
   std::string host_;
