@@ -108,8 +108,9 @@ TEST_CASE("a slow exec plugin does not stall the io_context", "[exec][http]") {
       }(),
       [&] { server.stop(); });
   CHECK(runs(dir) == "1");
-  CHECK(ticks >= 20);
-  CHECK(max_gap < 300ms);
+  // A blocking run would give no tick and a 1 s gap; the bounds leave room for a loaded machine.
+  CHECK(ticks >= 10);
+  CHECK(max_gap < 700ms);
 }
 
 TEST_CASE("concurrent requests answered 401 refresh the exec credential once", "[exec][http]") {
