@@ -296,7 +296,7 @@ int main(int argc, char** argv) {
     // Fetch the credential now, so an exec plugin missing from the image is a start-up error
     // (exit 2), not a retry loop. The transport then uses this cached one.
     auto tokens = std::make_shared<kube::TokenSource>(config);
-    tokens->token();
+    tokens->prime();
     client = std::make_shared<kube::RestClient>(std::make_shared<kube::HttpTransport>(
         io.get_executor(), config, kube::HttpTransport::Options{}, tokens, requests));
   } catch (const kube::ConfigError& e) {

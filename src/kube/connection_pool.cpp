@@ -15,7 +15,7 @@ std::unique_ptr<HttpConnection> ConnectionPool::take() {
 
 void ConnectionPool::put(std::unique_ptr<HttpConnection> conn) {
   if (!conn || !conn->is_open()) return;
-  if (idle_.size() >= max_idle_) {
+  if (idle_.size() >= max_idle_ || conn->generation != generation_) {
     conn->close();
     return;
   }
@@ -26,6 +26,11 @@ void ConnectionPool::put(std::unique_ptr<HttpConnection> conn) {
 void ConnectionPool::clear() {
   for (auto& conn : idle_) conn->close();
   idle_.clear();
+}
+
+void ConnectionPool::retire_all() {
+  clear();
+  ++generation_;
 }
 
 }  // namespace kube

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -24,11 +25,17 @@ class ConnectionPool {
   std::size_t idle() const { return idle_.size(); }
   // Closes every idle connection (shutdown, or the server is known to have restarted).
   void clear();
+  // Closes every idle connection and refuses those in use when they come back: the client
+  // certificate changed, and connections made with the old one must not be reused.
+  void retire_all();
+  // Stamp for a new connection (HttpConnection::generation).
+  std::uint64_t generation() const { return generation_; }
 
  private:
   std::size_t max_idle_;
   std::chrono::milliseconds max_idle_time_;
   std::vector<std::unique_ptr<HttpConnection>> idle_;
+  std::uint64_t generation_ = 0;
 };
 
 }  // namespace kube

@@ -1,35 +1,40 @@
 #include "kube/exec_credential.h"
 
-#include <fcntl.h>
 #include <glog/logging.h>
 #include <openssl/evp.h>
-#include <poll.h>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
 #include <cstdlib>
-#include <cstring>
 #include <map>
-#include <thread>
+#include <system_error>
 #include <vector>
 
+#include "kube/child_process.h"
 #include "kube/config_error.h"
 #include "kube/kubeconfig.h"
 
 extern char** environ;
 
 namespace kube {
-namespace {
 
+namespace asio = boost::asio;
+using asio::awaitable;
 using std::chrono::steady_clock;
+using std::chrono::system_clock;
+
+namespace {
 
 constexpr std::size_t kStderrKeep = 4096;
 constexpr std::size_t kStderrLineMax = 200;
@@ -59,27 +64,6 @@ std::string first_line(const std::string& text) {
   return line;
 }
 
-bool is_executable_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
-
-// exec.LookPath: a name with a slash is used as is (the kubeconfig loader already made it
-// absolute); a bare name is searched in PATH, an empty entry meaning the current folder.
-std::string find_command(const std::string& command, const std::string& search_path) {
-  if (command.find('/') != std::string::npos) return is_executable_file(command) ? command : "";
-  std::size_t start = 0;
-  while (start <= search_path.size()) {
-    const auto end = std::min(search_path.find(':', start), search_path.size());
-    std::string dir = search_path.substr(start, end - start);
-    if (dir.empty()) dir = ".";
-    const std::string candidate = dir + "/" + command;
-    if (is_executable_file(candidate)) return candidate;
-    start = end + 1;
-  }
-  return "";
-}
-
 // The inherited environment with exec.env layered on top (same name replaces) and
 // KUBERNETES_EXEC_INFO last.
 std::vector<std::string> child_environment(const RestConfig& config) {
@@ -94,34 +78,6 @@ std::vector<std::string> child_environment(const RestConfig& config) {
   }
   for (const auto& [name, value] : overrides) env.push_back(name + "=" + value);
   return env;
-}
-
-// Closes a descriptor once.
-struct Fd {
-  int fd = -1;
-  Fd() = default;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  void reset() {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-};
-
-struct SpawnFileActions {
-  posix_spawn_file_actions_t actions;
-  SpawnFileActions() { posix_spawn_file_actions_init(&actions); }
-  ~SpawnFileActions() { posix_spawn_file_actions_destroy(&actions); }
-};
-
-// Waits for the child; kills it first when `kill_first`. Returns the wait status.
-int reap(pid_t pid, bool kill_first) {
-  if (kill_first) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
 }
 
 // Parses exactly `n` digits at s[pos], advancing pos.
@@ -290,7 +246,7 @@ std::string exec_info_json(const RestConfig& config) {
   return std::string(buf.GetString(), buf.GetSize());
 }
 
-ExecCredential run_exec_plugin(const RestConfig& config, const ExecOptions& options) {
+awaitable<ExecCredential> run_exec_plugin_async(RestConfig config, ExecOptions options) {
   if (!config.exec) throw ConfigError(config.source + ": no exec plugin configured");
   const ExecConfig& exec = *config.exec;
   const std::string what = plugin_what(config);
@@ -301,139 +257,170 @@ ExecCredential run_exec_plugin(const RestConfig& config, const ExecOptions& opti
   } else if (const char* p = std::getenv("PATH")) {
     search_path = p;
   }
-  const std::string path = find_command(exec.command, search_path);
+  std::string lookup_error;
+  const std::string path = find_command(exec.command, search_path, lookup_error);
+  if (!lookup_error.empty()) throw ConfigError(what + " " + lookup_error);
   if (path.empty()) {
     const bool bare = exec.command.find('/') == std::string::npos;
     throw ConfigError(what + (bare ? " not found in PATH" : " not found or not executable") +
                       (exec.install_hint.empty() ? "" : "; " + exec.install_hint));
   }
 
-  std::vector<std::string> args{exec.command};
-  args.insert(args.end(), exec.args.begin(), exec.args.end());
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env = child_environment(config);
-  std::vector<char*> envp;
-  for (std::string& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  // O_CLOEXEC keeps our ends out of the child; dup2 onto 1 and 2 clears the flag there.
-  int out_pipe[2];
-  int err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0)
-    throw ConfigError(what + ": pipe: " + std::strerror(errno));
-  Fd out_r, out_w, err_r, err_w;
-  out_r.fd = out_pipe[0];
-  out_w.fd = out_pipe[1];
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0)
-    throw ConfigError(what + ": pipe: " + std::strerror(errno));
-  err_r.fd = err_pipe[0];
-  err_w.fd = err_pipe[1];
-
-  SpawnFileActions fa;
-  posix_spawn_file_actions_addopen(&fa.actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa.actions, out_w.fd, 1);
-  posix_spawn_file_actions_adddup2(&fa.actions, err_w.fd, 2);
-  pid_t pid = -1;
-  if (const int rc =
-          ::posix_spawn(&pid, path.c_str(), &fa.actions, nullptr, argv.data(), envp.data());
-      rc != 0) {
-    throw ConfigError(what + ": cannot run " + path + ": " + std::strerror(rc));
+  ChildSpec spec;
+  spec.path = path;
+  spec.argv.push_back(exec.command);
+  spec.argv.insert(spec.argv.end(), exec.args.begin(), exec.args.end());
+  spec.env = child_environment(config);
+  spec.timeout = options.timeout;
+  spec.max_stdout = options.max_output_bytes;
+  spec.max_stderr = kStderrKeep;
+  ChildResult r;
+  try {
+    r = co_await run_child(std::move(spec));
+  } catch (const std::system_error& e) {
+    throw ConfigError(what + ": " + e.what());
   }
-  out_w.reset();
-  err_w.reset();
-
-  const auto deadline = steady_clock::now() + options.timeout;
-  std::string out;
-  std::string err;
-  bool too_big = false;
-  bool timed_out = false;
-  char buf[8192];
-  while (out_r.fd >= 0 || err_r.fd >= 0) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
+  switch (r.end) {
+    case ChildResult::End::timed_out:
+      throw ConfigError(what + ": timed out after " + std::to_string(options.timeout.count()) +
+                        " ms and was killed");
+    case ChildResult::End::too_big:
+      throw ConfigError(what + ": output exceeds " + std::to_string(options.max_output_bytes) +
+                        " bytes");
+    case ChildResult::End::signaled:
+      throw ConfigError(what + ": killed by signal " + std::to_string(r.code));
+    case ChildResult::End::exited:
       break;
-    }
-    pollfd fds[2] = {{out_r.fd, POLLIN, 0}, {err_r.fd, POLLIN, 0}};  // fd -1 is ignored by poll
-    const int n = ::poll(fds, 2, static_cast<int>(left.count()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      Fd& fd = i == 0 ? out_r : err_r;
-      const ssize_t got = ::read(fd.fd, buf, sizeof buf);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {
-        fd.reset();
-        continue;
-      }
-      if (i == 0) {
-        out.append(buf, static_cast<std::size_t>(got));
-        if (out.size() > options.max_output_bytes) too_big = true;
-      } else if (err.size() < kStderrKeep) {
-        err.append(buf, std::min(static_cast<std::size_t>(got), kStderrKeep - err.size()));
-      }
-    }
-    if (too_big) break;
   }
-
-  // Both pipes are closed, but the child may still be exiting; wait for it within the deadline.
-  int status = 0;
-  if (timed_out || too_big) {
-    status = reap(pid, true);
-  } else {
-    for (;;) {
-      const pid_t r = ::waitpid(pid, &status, WNOHANG);
-      if (r == pid || (r < 0 && errno != EINTR)) break;
-      if (steady_clock::now() >= deadline) {
-        timed_out = true;
-        status = reap(pid, true);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }
-  if (timed_out) {
-    throw ConfigError(what + ": timed out after " + std::to_string(options.timeout.count()) +
-                      " ms and was killed");
-  }
-  if (too_big) {
-    throw ConfigError(what + ": output exceeds " + std::to_string(options.max_output_bytes) +
-                      " bytes");
-  }
-  if (WIFSIGNALED(status)) {
-    throw ConfigError(what + ": killed by signal " + std::to_string(WTERMSIG(status)));
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    const std::string line = first_line(err);
-    throw ConfigError(what + ": exited with code " + std::to_string(WEXITSTATUS(status)) +
+  if (r.code != 0) {
+    const std::string line = first_line(r.err);
+    throw ConfigError(what + ": exited with code " + std::to_string(r.code) +
                       (line.empty() ? "" : ": " + line));
   }
-  return parse_exec_credential(out, exec.api_version, what);
+  co_return parse_exec_credential(r.out, exec.api_version, what);
 }
 
-ExecCredentialProvider::ExecCredentialProvider(RestConfig config, Clock clock, ExecOptions options)
-    : config_(std::move(config)), clock_(std::move(clock)), options_(std::move(options)) {
-  CHECK(config_.exec) << "ExecCredentialProvider needs a config with exec";
+ExecCredential run_exec_plugin(const RestConfig& config, const ExecOptions& options) {
+  asio::io_context io;
+  auto result = asio::co_spawn(io, run_exec_plugin_async(config, options), asio::use_future);
+  io.run();
+  return result.get();
 }
 
-const ExecCredential& ExecCredentialProvider::get() {
-  if (cached_ && (!cached_->expiry || clock_() < *cached_->expiry)) return *cached_;
-  cached_.reset();
-  ExecCredential cred = run_exec_plugin(config_, options_);
-  if (cred.expiry) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::seconds>(*cred.expiry - clock_()).count();
-    VLOG(1) << "exec plugin " << config_.exec->command << " returned a credential valid for "
-            << left << "s";
-  } else {
-    VLOG(1) << "exec plugin " << config_.exec->command << " returned a credential with no expiry";
+// One plugin run, and the requests awaiting it (they wait on `signal`, cancelled at the end).
+struct ExecCredentialProvider::Flight {
+  Flight(const asio::any_io_executor& ex, Clock c)
+      : signal(ex, steady_clock::time_point::max()), clock(std::move(c)) {}
+  asio::steady_timer signal;
+  Clock clock;
+  bool done = false;
+  system_clock::time_point finished{};  // the backoff counts from here
+  Credential result;
+  std::string error;
+};
+
+ExecCredentialProvider::ExecCredentialProvider(RestConfig config, Clock clock, ExecOptions options,
+                                               ExecRefreshPolicy policy)
+    : clock_(std::move(clock)), options_(std::move(options)), policy_(policy) {
+  CHECK(config.exec) << "ExecCredentialProvider needs a config with exec";
+  config_ = std::make_shared<const RestConfig>(std::move(config));
+}
+
+// A run still going on finishes on its own (it holds what it needs) and is then dropped.
+ExecCredentialProvider::~ExecCredentialProvider() = default;
+
+bool ExecCredentialProvider::running() const {
+  return flight_ && !flight_->done;
+}
+
+bool ExecCredentialProvider::usable(system_clock::time_point now) const {
+  return cached_ && (!cached_->expiry || now < *cached_->expiry);
+}
+
+void ExecCredentialProvider::start(const asio::any_io_executor& ex) {
+  auto flight = std::make_shared<Flight>(ex, clock_);
+  flight_ = flight;
+  ++runs_;
+  VLOG(1) << "running exec plugin " << config_->exec->command
+          << (cached_ ? " (refresh ahead of expiry)" : "");
+  // The run owns the config and its flight, so it may outlive this provider.
+  asio::co_spawn(
+      ex,
+      [](std::shared_ptr<const RestConfig> config, ExecOptions options,
+         std::shared_ptr<Flight> f) -> awaitable<void> {
+        try {
+          f->result = std::make_shared<const ExecCredential>(
+              co_await run_exec_plugin_async(*config, std::move(options)));
+        } catch (const std::exception& e) {
+          f->error = e.what();
+        }
+        f->done = true;
+        f->finished = f->clock();
+        f->signal.cancel();
+      }(config_, options_, flight),
+      asio::detached);
+}
+
+void ExecCredentialProvider::settle() {
+  if (!flight_ || !flight_->done) return;
+  const std::shared_ptr<Flight> f = std::move(flight_);
+  const auto now = f->finished;
+  const std::string& command = config_->exec->command;
+  if (!f->result) {
+    backoff_ = backoff_.count() == 0 ? policy_.initial_backoff
+                                     : std::min(backoff_ * 2, policy_.max_backoff);
+    retry_at_ = now + backoff_;
+    last_error_ = f->error;
+    LOG(WARNING) << f->error << "; next run in " << backoff_.count() << " ms"
+                 << (usable(now) ? ", keeping the current credential until then" : "");
+    return;
   }
-  cached_ = std::move(cred);
-  return *cached_;
+  backoff_ = std::chrono::milliseconds(0);
+  retry_at_ = {};
+  cached_ = f->result;
+  if (!cached_->expiry) {
+    refresh_at_ = system_clock::time_point::max();
+    VLOG(1) << "exec plugin " << command << " returned a credential with no expiry";
+    return;
+  }
+  const auto lifetime = std::max(system_clock::duration::zero(), *cached_->expiry - now);
+  const auto ahead = std::min<system_clock::duration>(lifetime / 2, policy_.max_refresh_ahead);
+  refresh_at_ = std::max(*cached_->expiry - ahead, now + policy_.min_refresh_interval);
+  VLOG(1) << "exec plugin " << command << " returned a credential valid for "
+          << std::chrono::duration_cast<std::chrono::seconds>(lifetime).count() << "s";
+}
+
+ExecCredentialProvider::Credential ExecCredentialProvider::cached() {
+  settle();
+  return usable(clock_()) ? cached_ : nullptr;
+}
+
+awaitable<ExecCredentialProvider::Credential> ExecCredentialProvider::get() {
+  settle();
+  auto now = clock_();
+  const auto ex = co_await asio::this_coro::executor;
+  if (usable(now)) {
+    if (now >= refresh_at_ && now >= retry_at_ && !flight_) start(ex);
+    co_return cached_;
+  }
+  cached_.reset();
+  if (!flight_) {
+    if (now < retry_at_) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(retry_at_ - now);
+      throw ConfigError(last_error_ + " (next run in " + std::to_string(left.count()) + " ms)");
+    }
+    start(ex);
+  }
+  const std::shared_ptr<Flight> f = flight_;
+  while (!f->done) co_await f->signal.async_wait(asio::as_tuple(asio::use_awaitable));
+  settle();
+  if (!f->result) throw ConfigError(f->error);
+  co_return f->result;
+}
+
+void ExecCredentialProvider::invalidate(const Credential& used) {
+  settle();
+  if (used && used == cached_) cached_.reset();
 }
 
 }  // namespace kube

@@ -7,6 +7,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -63,6 +64,8 @@ class HttpConnection {
   // How many requests this connection has carried: >0 means it came from the pool, so a failure
   // before any response byte may be a keep-alive connection the server already closed.
   int uses = 0;
+  // ConnectionPool::generation() when it was opened: an older one is not pooled again.
+  std::uint64_t generation = 0;
   std::chrono::steady_clock::time_point idle_since{};
 
  private:

@@ -10,7 +10,6 @@
 #include <boost/beast/http/write.hpp>
 
 #include "kube/config_error.h"
-#include "kube/tls_context.h"
 #include "kube/token_source.h"
 #include "kube/transport_error.h"
 
@@ -53,7 +52,11 @@ HttpTransport::HttpTransport(asio::any_io_executor ex, RestConfig config, Option
           std::make_shared<ConnectionPool>(options_.max_idle_connections, options_.max_idle_time)) {
   CHECK(config_.scheme == "https" || config_.scheme == "http")
       << "unsupported scheme " << config_.scheme;
-  if (config_.scheme == "https") tls_ = make_tls_context(config_);
+  if (config_.scheme == "https") {
+    tls_ = std::make_unique<ClientTlsContexts>(config_);
+    bool changed = false;
+    tls_context_ = tls_->current(nullptr, changed);
+  }
   endpoint_.host = config_.host;
   endpoint_.port = config_.port;
   endpoint_.tls = config_.scheme == "https";
@@ -71,7 +74,8 @@ HttpTransport::~HttpTransport() {
 }
 
 awaitable<Result<std::unique_ptr<HttpConnection>>> HttpTransport::connect() {
-  auto conn = std::make_unique<HttpConnection>(ex_, tls_);
+  auto conn = std::make_unique<HttpConnection>(ex_, tls_context_);
+  conn->generation = pool_->generation();
   auto connected = co_await conn->connect(endpoint_);
   if (!connected) co_return std::move(connected).error();
   ++connections_opened_;
@@ -79,23 +83,28 @@ awaitable<Result<std::unique_ptr<HttpConnection>>> HttpTransport::connect() {
   co_return std::move(conn);
 }
 
-Result<http::request<http::string_body>> HttpTransport::build(const HttpRequest& request) {
-  http::request<http::string_body> req{request.method, config_.base_path + request.target, 11};
-  req.set(http::field::host, host_);
-  req.set(http::field::user_agent, kUserAgent);
-  req.set(http::field::accept, "application/json");
-  std::string authorization;
+awaitable<Result<TokenSource::Credentials>> HttpTransport::authenticate() {
   try {
-    authorization = tokens_->authorization();
+    co_return co_await tokens_->credentials();
   } catch (const ConfigError& e) {
     // An exec plugin or token file that worked at start-up can fail later; that is a failed
     // request, not a crash. The message names the plugin or file, never the credential.
     ApiError err =
         api_error_from_transport(std::make_error_code(std::errc::permission_denied), e.what());
     err.code = make_error_code(Errc::unauthorized);
-    return err;
+    co_return err;
   }
-  if (!authorization.empty()) req.set(http::field::authorization, authorization);
+}
+
+http::request<http::string_body> HttpTransport::build(const HttpRequest& request,
+                                                      const TokenSource::Credentials& credentials) {
+  http::request<http::string_body> req{request.method, config_.base_path + request.target, 11};
+  req.set(http::field::host, host_);
+  req.set(http::field::user_agent, kUserAgent);
+  req.set(http::field::accept, "application/json");
+  if (!credentials.authorization.empty()) {
+    req.set(http::field::authorization, credentials.authorization);
+  }
   if (!request.content_type.empty()) req.set(http::field::content_type, request.content_type);
   req.body() = request.body;
   req.prepare_payload();
@@ -140,9 +149,16 @@ awaitable<HttpTransport::Exchange> HttpTransport::exchange(HttpConnection& conn,
   co_return ex;
 }
 
-bool HttpTransport::refresh_credentials() {
+void HttpTransport::follow_client_certificate(const TokenSource::Credentials& credentials) {
+  if (!tls_) return;
+  bool changed = false;
+  tls_context_ = tls_->current(credentials.exec.get(), changed);
+  if (changed) pool_->retire_all();
+}
+
+bool HttpTransport::refresh_credentials(const TokenSource::Credentials& used) {
   if (!refreshable_) return false;
-  tokens_->invalidate();
+  tokens_->invalidate(used);
   return true;
 }
 
@@ -155,11 +171,13 @@ awaitable<Result<HttpResponse>> HttpTransport::send(HttpRequest request) {
   bool stale_retried = false;
   bool auth_retried = false;
   for (;;) {
-    auto req = build(request);
-    if (!req) {
+    auto creds = co_await authenticate();
+    if (!creds) {
       count(0, request);
-      co_return std::move(req).error();
+      co_return std::move(creds).error();
     }
+    follow_client_certificate(*creds);
+    auto req = build(request, *creds);
     // After a stale failure every pooled connection is suspect: retry on a fresh one.
     auto conn = stale_retried ? nullptr : pool_->take();
     if (!conn) {
@@ -172,7 +190,7 @@ awaitable<Result<HttpResponse>> HttpTransport::send(HttpRequest request) {
     }
     const bool reused = conn->uses > 0;
     ++conn->uses;
-    Exchange ex = co_await exchange(*conn, *req);
+    Exchange ex = co_await exchange(*conn, req);
     if (ex.ec) {
       conn->close();
       if (reused && !ex.got_response_bytes && request.idempotent() && !stale_retried &&
@@ -193,7 +211,7 @@ awaitable<Result<HttpResponse>> HttpTransport::send(HttpRequest request) {
     } else {
       conn->close();
     }
-    if (ex.response.status == 401 && !auth_retried && refresh_credentials()) {
+    if (ex.response.status == 401 && !auth_retried && refresh_credentials(*creds)) {
       VLOG(1) << method << " " << request.target << ": 401 from " << host_
               << ", refreshing credentials and retrying once";
       auth_retried = true;
@@ -208,11 +226,13 @@ awaitable<Result<std::unique_ptr<HttpStream>>> HttpTransport::open_stream(HttpRe
       std::string(http::to_string(request.method)) + " " + request.target + " on " + host_;
   bool auth_retried = false;
   for (;;) {
-    auto req = build(request);
-    if (!req) {
+    auto creds = co_await authenticate();
+    if (!creds) {
       count(0, request);
-      co_return std::move(req).error();
+      co_return std::move(creds).error();
     }
+    follow_client_certificate(*creds);
+    auto req = build(request, *creds);
     // A stream holds its connection for minutes: never take one from the pool for it.
     auto fresh = co_await connect();
     if (!fresh) {
@@ -223,7 +243,7 @@ awaitable<Result<std::unique_ptr<HttpStream>>> HttpTransport::open_stream(HttpRe
     ++conn->uses;
     conn->tcp().expires_after(options_.request_timeout);
     auto [wec, written] =
-        co_await conn->visit([&](auto& s) { return http::async_write(s, *req, kAwait); });
+        co_await conn->visit([&](auto& s) { return http::async_write(s, req, kAwait); });
     if (wec) {
       conn->close();
       count(0, request);
@@ -237,7 +257,7 @@ awaitable<Result<std::unique_ptr<HttpStream>>> HttpTransport::open_stream(HttpRe
     }
     count(stream->status(), request);
     VLOG(3) << description << " -> " << stream->status() << " (streaming)";
-    if (stream->status() == 401 && !auth_retried && refresh_credentials()) {
+    if (stream->status() == 401 && !auth_retried && refresh_credentials(*creds)) {
       VLOG(1) << description << ": 401, refreshing credentials and retrying once";
       auth_retried = true;
       stream->cancel();

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "kube/client_certificate.h"
 #include "kube/connection_pool.h"
 #include "kube/http_connection.h"
 #include "kube/http_request.h"
@@ -18,10 +19,9 @@
 #include "kube/request_metrics.h"
 #include "kube/rest_config.h"
 #include "kube/result.h"
+#include "kube/token_source.h"
 
 namespace kube {
-
-class TokenSource;
 
 // HTTP/1.1 to one API server over Boost.Beast (+ OpenSSL for https): authentication headers, a
 // pool of keep-alive connections, deadlines on every phase, and the two retries client-go's
@@ -72,13 +72,19 @@ class HttpTransport {
   struct Exchange;
 
   boost::asio::awaitable<Result<std::unique_ptr<HttpConnection>>> connect();
+  // Picks the TLS context for a request with `credentials`; when the client certificate changed,
+  // pooled connections (made with the old one) are retired.
+  void follow_client_certificate(const TokenSource::Credentials& credentials);
+  // The credentials for the next request; a failing exec plugin or token file is an error result.
+  boost::asio::awaitable<Result<TokenSource::Credentials>> authenticate();
   // The request as sent: method, target with the base path, transport and auth headers.
-  Result<boost::beast::http::request<boost::beast::http::string_body>> build(
-      const HttpRequest& request);
+  boost::beast::http::request<boost::beast::http::string_body> build(
+      const HttpRequest& request, const TokenSource::Credentials& credentials);
   boost::asio::awaitable<Exchange> exchange(
       HttpConnection& conn, boost::beast::http::request<boost::beast::http::string_body>& req);
-  // After a 401: whether the credential was refreshed, so the request is worth one more try.
-  bool refresh_credentials();
+  // After a 401 to a request made with `used`: whether a newer credential may exist, so the
+  // request is worth one more try.
+  bool refresh_credentials(const TokenSource::Credentials& used);
   void count(int status, const HttpRequest& request);
 
   boost::asio::any_io_executor ex_;
@@ -86,7 +92,8 @@ class HttpTransport {
   Options options_;
   std::shared_ptr<TokenSource> tokens_;
   std::shared_ptr<RequestMetrics> metrics_;
-  std::shared_ptr<boost::asio::ssl::context> tls_;
+  std::unique_ptr<ClientTlsContexts> tls_;                  // null for http
+  std::shared_ptr<boost::asio::ssl::context> tls_context_;  // for new connections
   std::shared_ptr<ConnectionPool> pool_;
   HttpEndpoint endpoint_;
   std::string host_;

@@ -580,6 +580,8 @@ RestConfig Kubeconfig::resolve(const std::string& context) const {
     check_private_key_pem(rc.client_key_pem, key_what + " of " + user_what);
     check_key_matches_certificate(rc.client_cert_pem, rc.client_key_pem,
                                   cert_what + " and " + key_what + " of " + user_what);
+    if (user->client_certificate_data.empty()) rc.client_cert_file = user->client_certificate;
+    if (user->client_key_data.empty()) rc.client_key_file = user->client_key;
   }
 
   const bool has_token = !user->token.empty() || !user->token_file.empty();

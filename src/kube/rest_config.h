@@ -36,6 +36,9 @@ struct RestConfig {
   // basic. A client certificate may be combined with a bearer token, as client-go allows.
   std::string client_cert_pem;
   std::string client_key_pem;
+  // Set when the PEM above came from a file: re-read when the file changes (certificate rotation).
+  std::string client_cert_file;
+  std::string client_key_file;
   std::string token;
   std::string token_file;  // re-read when it changes
   std::string username;

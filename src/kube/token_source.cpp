@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
 #include <cctype>
 
 #include "kube/config_error.h"
@@ -86,24 +89,40 @@ void TokenSource::refresh_file(bool force) {
   file_stale_ = false;
 }
 
-std::string TokenSource::token() {
+std::string TokenSource::file_or_static_token() {
   if (!static_token_.empty()) return static_token_;
   if (!token_file_.empty()) {
     refresh_file(false);
     return file_token_;
   }
-  if (exec_) return exec_->get().token;
   return {};
 }
 
-std::string TokenSource::authorization() {
-  if (std::string t = token(); !t.empty()) return "Bearer " + t;
-  if (!username_.empty()) return "Basic " + base64(username_ + ":" + password_);
-  return {};
+std::string TokenSource::basic() {
+  return username_.empty() ? std::string() : "Basic " + base64(username_ + ":" + password_);
 }
 
-void TokenSource::invalidate() {
-  if (exec_) exec_->invalidate();
+boost::asio::awaitable<TokenSource::Credentials> TokenSource::credentials() {
+  Credentials c;
+  if (std::string t = file_or_static_token(); !t.empty()) {
+    c.authorization = "Bearer " + t;
+  } else if (exec_) {
+    c.exec = co_await exec_->get();
+    if (!c.exec->token.empty()) c.authorization = "Bearer " + c.exec->token;
+  }
+  if (c.authorization.empty()) c.authorization = basic();
+  co_return c;
+}
+
+void TokenSource::prime() {
+  boost::asio::io_context io;
+  auto done = boost::asio::co_spawn(io, credentials(), boost::asio::use_future);
+  io.run();
+  done.get();
+}
+
+void TokenSource::invalidate(const Credentials& used) {
+  if (exec_) exec_->invalidate(used.exec);
   file_stale_ = true;
 }
 

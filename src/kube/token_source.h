@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -23,16 +24,26 @@ class TokenSource {
   explicit TokenSource(const RestConfig& config, Clock clock = &std::chrono::steady_clock::now,
                        std::unique_ptr<ExecCredentialProvider> exec = nullptr);
 
-  // The bearer token, or empty when this config sends none (client certificate only, basic auth,
-  // anonymous). May run the exec plugin (blocking) and throw ConfigError when it fails. A token
-  // file that becomes unreadable keeps the last good token and logs a warning, as client-go does.
-  std::string token();
+  // What a request carries: the Authorization header value ("Bearer <token>", "Basic <base64>",
+  // or empty), and the exec plugin credential it came from (null for other sources), which also
+  // names the credential to invalidate() after a 401.
+  struct Credentials {
+    std::string authorization;
+    ExecCredentialProvider::Credential exec;
+  };
 
-  // The Authorization header value: "Bearer <token>", "Basic <base64>", or empty.
-  std::string authorization();
+  // The credentials for the next request. May await the exec plugin (without blocking the
+  // io_context) and throw ConfigError when it fails. A token file that becomes unreadable keeps
+  // the last good token and logs a warning, as client-go does.
+  boost::asio::awaitable<Credentials> credentials();
 
-  // The server answered 401: drop the cached exec credential and re-read the token file.
-  void invalidate();
+  // Fetches the credentials now, blocking the calling thread: start-up only, so that a plugin
+  // missing from the image is a start-up error. Throws ConfigError.
+  void prime();
+
+  // The server answered 401 to a request made with `used`: re-read the token file, and drop the
+  // exec credential if it is still the cached one.
+  void invalidate(const Credentials& used);
 
   // The exec provider, for a transport that needs the plugin's client certificate; null when
   // the config has no exec plugin or a static token / token file takes precedence.
@@ -44,6 +55,9 @@ class TokenSource {
 
  private:
   void refresh_file(bool force);
+  // The bearer token from a static token or token file, or empty.
+  std::string file_or_static_token();
+  std::string basic();
 
   std::string static_token_;
   std::string token_file_;

@@ -111,20 +111,11 @@ k get deployment later >/dev/null || fail "deployment gone without the operator"
 # This start authenticates with an exec credential plugin (as EKS/GKE/AKS kubeconfigs do): the
 # credential it returns has no expiry, so the plugin must run once, not once per request.
 exec_dir=$(mktemp -d /tmp/asop-e2e-exec.XXXXXX)
-cp "$KUBECONFIG" "$exec_dir/kubeconfig"
-kubectl --kubeconfig "$exec_dir/kubeconfig" config set-credentials e2e-exec \
-  --exec-api-version=client.authentication.k8s.io/v1 --exec-interactive-mode=Never \
-  --exec-command="$PWD/test/e2e/fixtures/exec-credential.sh" \
-  --exec-env="ASOP_E2E_TOKEN_FILE=${ASOP_CONTROLPLANE_DIR:-$(dirname "$KUBECONFIG")}/token" \
-  --exec-env="ASOP_E2E_EXEC_LOG=$exec_dir/runs" >/dev/null
-kubectl --kubeconfig "$exec_dir/kubeconfig" config set-context --current --user=e2e-exec >/dev/null
-# kubectl itself may run the plugin while editing the file: count only the operator's runs.
-touch "$exec_dir/runs"
-runs_before=$(grep -c . "$exec_dir/runs" || true)
+exec_kubeconfig "$exec_dir"
 OP_KUBECONFIG=$exec_dir/kubeconfig start_operator again --namespace "$ns"
 eventually 60 sh -c "! kubectl -n $ns get appservice later"
 eventually 60 sh -c "! kubectl -n $ns get deployment later && ! kubectl -n $ns get service later"
-runs=$(( $(grep -c . "$exec_dir/runs") - runs_before ))
+runs=$(grep -c . "$exec_dir/runs")
 [ "$runs" = 1 ] || fail "the exec credential plugin ran $runs times for the operator, want 1"
 
 step "foreground cascading delete"

@@ -39,6 +39,22 @@ new_namespace() {
 
 source "$(dirname "${BASH_SOURCE[0]}")/../../lib/free_port.sh"
 
+# exec_kubeconfig DIR [KUBECTL-FLAGS...]: writes DIR/kubeconfig, $KUBECONFIG with a user that
+# authenticates through test/e2e/fixtures/exec-credential.sh (the admin token; each run is a line
+# in DIR/runs). FLAGS add knobs (--exec-env=ASOP_E2E_EXEC_EXPIRY=60). DIR/runs starts empty:
+# kubectl may run the plugin while editing the file, and only the operator's runs count.
+exec_kubeconfig() {
+  local dir=$1; shift
+  cp "$KUBECONFIG" "$dir/kubeconfig"
+  kubectl --kubeconfig "$dir/kubeconfig" config set-credentials e2e-exec \
+    --exec-api-version=client.authentication.k8s.io/v1 --exec-interactive-mode=Never \
+    --exec-command="${ASOP_SOURCE_DIR:?}/test/e2e/fixtures/exec-credential.sh" \
+    --exec-env="ASOP_E2E_TOKEN_FILE=${ASOP_CONTROLPLANE_DIR:-$(dirname "$KUBECONFIG")}/token" \
+    --exec-env="ASOP_E2E_EXEC_LOG=$dir/runs" "$@" >/dev/null
+  kubectl --kubeconfig "$dir/kubeconfig" config set-context --current --user=e2e-exec >/dev/null
+  : >"$dir/runs"
+}
+
 # sample_app: deploy/samples/nginx-app.yaml with its nodePort 30002 swapped for one that no Service
 # in the cluster holds now (nodePorts are cluster-wide; other tests' Services may still exist).
 sample_app() {

@@ -3,22 +3,34 @@
 #include <rapidjson/document.h>
 #include <stdlib.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "async_test.h"
 #include "kube/config_error.h"
 #include "kube/kubeconfig.h"
 #include "kube/token_source.h"
+#include "temp_dir.h"
 
 namespace {
 
+namespace asio = boost::asio;
 namespace fs = std::filesystem;
+using asio::awaitable;
 using kube::ConfigError;
 using kube::ExecConfig;
 using kube::ExecCredentialProvider;
 using kube::RestConfig;
+using kube::testing::run_async;
+using kube::testing::TempDir;
 using std::chrono::system_clock;
 
 const std::string kFixtures = std::string(ASOP_SOURCE_DIR) + "/test/unit/kube/fixtures";
@@ -47,19 +59,6 @@ std::string error_of(F&& f) {
   return {};
 }
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "asop-exec-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
 // A config that runs the fixture plugin `script` with `env`.
 RestConfig exec_config(const std::string& script, const std::string& api_version,
                        std::vector<std::pair<std::string, std::string>> env = {}) {
@@ -75,6 +74,36 @@ RestConfig exec_config(const std::string& script, const std::string& api_version
   rc.exec = exec;
   return rc;
 }
+
+// Waits (on the io_context, polling) until `done()`; fails the test after 10 s.
+awaitable<void> until(std::function<bool()> done) {
+  asio::steady_timer t(co_await asio::this_coro::executor);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    t.expires_after(std::chrono::milliseconds(5));
+    co_await t.async_wait(asio::use_awaitable);
+  }
+}
+
+// A 10 ms timer that records how often it fired and its longest gap: proof the io_context ran.
+struct Ticker {
+  int ticks = 0;
+  std::chrono::steady_clock::duration max_gap{};
+  bool stop = false;
+  awaitable<void> run() {
+    asio::steady_timer t(co_await asio::this_coro::executor);
+    auto last = std::chrono::steady_clock::now();
+    while (!stop) {
+      t.expires_after(std::chrono::milliseconds(10));
+      co_await t.async_wait(asio::use_awaitable);
+      const auto now = std::chrono::steady_clock::now();
+      max_gap = std::max(max_gap, now - last);
+      last = now;
+      ++ticks;
+    }
+  }
+};
 
 system_clock::time_point at(const std::string& rfc3339) {
   const auto t = kube::parse_rfc3339(rfc3339);
@@ -212,7 +241,7 @@ TEST_CASE("exec v1beta1 plugin found in PATH, and a plugin returning a client ce
   CHECK(cert.client_key_pem == slurp(fixture("pki/client.key")));
 }
 
-TEST_CASE("ExecCredentialProvider caches until expirationTimestamp, re-runs on invalidate",
+TEST_CASE("ExecCredentialProvider caches until expirationTimestamp and refreshes ahead of it",
           "[exec]") {
   TempDir dir;
   const RestConfig rc = exec_config(
@@ -220,30 +249,181 @@ TEST_CASE("ExecCredentialProvider caches until expirationTimestamp, re-runs on i
       {{"PLUGIN_COUNTER", dir.path + "/count"}, {"PLUGIN_EXPIRY", "2030-01-01T00:00:00Z"}});
   auto now = at("2029-12-31T23:00:00Z");
   ExecCredentialProvider provider(rc, [&] { return now; });
+  asio::io_context io;
+  run_async(io, [&]() -> awaitable<void> {
+    // A co_await inside CHECK runs twice with GCC 12 (it hoists awaits out of the short-circuit).
+    ExecCredentialProvider::Credential got;
+    const auto first = co_await provider.get();
+    CHECK(first->token == "exec-token-1");
+    CHECK(first->expiry == at("2030-01-01T00:00:00Z"));
+    now = at("2029-12-31T23:54:59Z");
+    got = co_await provider.get();
+    CHECK(got == first);  // cached: the plugin did not run again
+    CHECK(provider.runs() == 1);
 
-  CHECK(provider.get().token == "exec-token-1");
-  CHECK(provider.get().expiry == at("2030-01-01T00:00:00Z"));
-  now = at("2029-12-31T23:59:59Z");
-  CHECK(provider.get().token == "exec-token-1");  // cached: the plugin did not run again
-  now = at("2030-01-01T00:00:00Z");
-  CHECK(provider.get().token == "exec-token-2");  // expired
-  CHECK(provider.get().token == "exec-token-3");  // the plugin's expiry is already past
-  provider.invalidate();
-  CHECK(provider.get().token == "exec-token-4");
+    // Five minutes before expiry the cached credential is still handed out while a refresh runs
+    // in the background; only one runs.
+    now = at("2029-12-31T23:55:00Z");
+    got = co_await provider.get();
+    CHECK(got == first);
+    CHECK(provider.runs() == 2);
+    got = co_await provider.get();
+    CHECK(got == first);
+    CHECK(provider.runs() == 2);
+    co_await until([&] { return !provider.running(); });
+    CHECK(provider.cached()->token == "exec-token-2");
+
+    // The plugin returned the same expiry: the next refresh is halfway to it, not at once.
+    now = at("2029-12-31T23:57:29Z");
+    got = co_await provider.get();
+    CHECK(got->token == "exec-token-2");
+    CHECK(provider.runs() == 2);
+
+    // Expired: the request waits for a run, whose credential is used even if already expired.
+    now = at("2030-01-01T00:00:00Z");
+    CHECK(provider.cached() == nullptr);
+    got = co_await provider.get();
+    CHECK(got->token == "exec-token-3");
+    got = co_await provider.get();
+    CHECK(got->token == "exec-token-4");
+  }());
+  CHECK(slurp(dir.path + "/count") == "4\n");
 }
 
-TEST_CASE("ExecCredentialProvider without expiry caches until a 401, via TokenSource", "[exec]") {
+TEST_CASE("ExecCredentialProvider without expiry caches until a 401 of the cached credential",
+          "[exec]") {
   TempDir dir;
   const RestConfig rc = exec_config("plugin.sh", kV1, {{"PLUGIN_COUNTER", dir.path + "/count"}});
   auto now = at("2030-01-01T00:00:00Z");
   kube::TokenSource tokens(rc, &std::chrono::steady_clock::now,
                            std::make_unique<ExecCredentialProvider>(rc, [&] { return now; }));
   REQUIRE(tokens.exec_provider() != nullptr);
-  CHECK(tokens.authorization() == "Bearer exec-token-1");
-  now += std::chrono::hours(24 * 365);
-  CHECK(tokens.token() == "exec-token-1");
-  tokens.invalidate();
-  CHECK(tokens.token() == "exec-token-2");
+  asio::io_context io;
+  run_async(io, [&]() -> awaitable<void> {
+    kube::TokenSource::Credentials got;
+    const auto a = co_await tokens.credentials();
+    CHECK(a.authorization == "Bearer exec-token-1");
+    now += std::chrono::hours(24 * 365);
+    got = co_await tokens.credentials();
+    CHECK(got.exec == a.exec);
+
+    tokens.invalidate(a);
+    const auto b = co_await tokens.credentials();
+    CHECK(b.authorization == "Bearer exec-token-2");
+    // A late 401 to a request sent with `a` (client-go's maybeRefreshCreds): `a` is no longer
+    // cached, so the plugin does not run again.
+    tokens.invalidate(a);
+    got = co_await tokens.credentials();
+    CHECK(got.exec == b.exec);
+    CHECK(tokens.exec_provider()->runs() == 2);
+
+    tokens.invalidate(b);
+    got = co_await tokens.credentials();
+    CHECK(got.authorization == "Bearer exec-token-3");
+  }());
+}
+
+TEST_CASE("ExecCredentialProvider: one run for concurrent requests, the io_context keeps running",
+          "[exec]") {
+  TempDir dir;
+  const RestConfig rc = exec_config(
+      "plugin.sh", kV1, {{"PLUGIN_COUNTER", dir.path + "/count"}, {"PLUGIN_SLEEP", "1"}});
+  ExecCredentialProvider provider(rc);
+  asio::io_context io;
+  Ticker ticker;
+  std::vector<ExecCredentialProvider::Credential> got(4);
+  run_async(io, [&]() -> awaitable<void> {
+    asio::co_spawn(io, ticker.run(), asio::detached);
+    for (int i = 1; i < 4; ++i) {
+      asio::co_spawn(
+          io, [&, i]() -> awaitable<void> { got[i] = co_await provider.get(); }, asio::detached);
+    }
+    got[0] = co_await provider.get();
+    co_await until([&] { return got[1] && got[2] && got[3]; });
+    ticker.stop = true;
+  }());
+  CHECK(slurp(dir.path + "/count") == "1\n");
+  CHECK(provider.runs() == 1);
+  CHECK(got[0]->token == "exec-token-1");
+  for (const auto& g : got) CHECK(g == got[0]);
+  // The plugin slept a second; a 10 ms timer kept firing all along (a blocking run: no tick, a
+  // 1 s gap). The bounds leave room for a loaded machine.
+  CHECK(ticker.ticks >= 10);
+  CHECK(ticker.max_gap < std::chrono::milliseconds(700));
+}
+
+TEST_CASE("ExecCredentialProvider backs off after a failed run", "[exec]") {
+  TempDir dir;
+  const std::string fail = dir.path + "/fail";
+  std::ofstream(fail).put('x');
+  const RestConfig rc = exec_config("plugin.sh", kV1,
+                                    {{"PLUGIN_COUNTER", dir.path + "/count"},
+                                     {"PLUGIN_FAIL_IF", fail},
+                                     {"PLUGIN_EXPIRY", "2030-01-01T00:00:00Z"}});
+  auto now = at("2029-12-31T22:00:00Z");
+  kube::ExecRefreshPolicy policy;
+  policy.max_backoff = std::chrono::seconds(4);
+  ExecCredentialProvider provider(
+      rc, [&] { return now; }, {}, policy);
+  asio::io_context io;
+  using std::chrono::milliseconds;
+  run_async(io, [&]() -> awaitable<void> {
+    const auto failure = [&]() -> awaitable<std::string> {
+      try {
+        co_await provider.get();
+      } catch (const ConfigError& e) {
+        co_return e.what();
+      }
+      co_return "no error";
+    };
+    std::string error;
+    ExecCredentialProvider::Credential got;
+    error = co_await failure();
+    CHECK_THAT(error, Catch::EndsWith(": exited with code 3: error: run 1 failed"));
+    // Within the backoff a request fails at once, with the last error and no run.
+    error = co_await failure();
+    CHECK_THAT(error, Catch::EndsWith("error: run 1 failed (next run in 1000 ms)"));
+    now += milliseconds(999);
+    error = co_await failure();
+    CHECK_THAT(error, Catch::EndsWith("(next run in 1 ms)"));
+    CHECK(provider.runs() == 1);
+    now += milliseconds(1);
+    error = co_await failure();
+    CHECK_THAT(error, Catch::EndsWith("error: run 2 failed"));
+    now += milliseconds(1999);
+    error = co_await failure();
+    CHECK_THAT(error, Catch::EndsWith("(next run in 1 ms)"));
+    now += milliseconds(1);
+    error = co_await failure();
+    CHECK_THAT(error, Catch::EndsWith("error: run 3 failed"));
+    now += milliseconds(4000);  // 8 s capped at max_backoff
+    error = co_await failure();
+    CHECK_THAT(error, Catch::EndsWith("error: run 4 failed"));
+    CHECK(provider.runs() == 4);
+
+    // A success resets the backoff. A background refresh that fails keeps the valid credential.
+    now += milliseconds(4000);
+    std::filesystem::remove(fail);
+    got = co_await provider.get();
+    CHECK(got->token == "exec-token-5");
+    std::ofstream(fail).put('x');
+    now = at("2029-12-31T23:55:00Z");
+    got = co_await provider.get();
+    CHECK(got->token == "exec-token-5");
+    co_await until([&] { return !provider.running(); });
+    CHECK(provider.runs() == 6);
+    now += milliseconds(999);
+    got = co_await provider.get();
+    CHECK(got->token == "exec-token-5");
+    CHECK(provider.runs() == 6);
+    std::filesystem::remove(fail);
+    now += milliseconds(1);
+    got = co_await provider.get();
+    CHECK(got->token == "exec-token-5");
+    co_await until([&] { return !provider.running(); });
+    CHECK(provider.runs() == 7);
+    CHECK(provider.cached()->token == "exec-token-7");
+  }());
 }
 
 TEST_CASE("exec plugin failures: one line, no credential", "[exec]") {
@@ -257,6 +437,17 @@ TEST_CASE("exec plugin failures: one line, no credential", "[exec]") {
   CHECK(error_of([&] { kube::run_exec_plugin(missing, options); }) ==
         "exec plugin \"no-such-auth-plugin\" " + src +
             " not found in PATH; Install it:   brew install no-such-auth-plugin");
+
+  // A relative PATH entry would run whatever the working folder holds (Go's exec.ErrDot).
+  RestConfig bare = exec_config("plugin.sh", kV1);
+  bare.exec->command = "plugin.sh";
+  kube::ExecOptions relative;
+  const std::string rel = fs::relative(fixture("exec")).string();
+  relative.search_path = "/nonexistent:" + rel;
+  CHECK(error_of([&] { kube::run_exec_plugin(bare, relative); }) ==
+        "exec plugin \"plugin.sh\" " + src + " resolves to " + rel +
+            "/plugin.sh through the relative PATH entry \"" + rel +
+            "\", which is refused (name the command by absolute path or remove the entry)");
 
   RestConfig gone = exec_config("missing.sh", kV1);
   CHECK(error_of([&] { kube::run_exec_plugin(gone); }) == "exec plugin \"" +
@@ -293,9 +484,4 @@ TEST_CASE("exec plugin failures: one line, no credential", "[exec]") {
         "exec plugin \"" + fixture("exec/plugin-slow.sh") + "\" " + src +
             ": timed out after 300 ms and was killed");
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
-
-  // A failed run leaves nothing cached; the next get() tries again.
-  ExecCredentialProvider provider(fail);
-  CHECK_THROWS_AS(provider.get(), ConfigError);
-  CHECK_THROWS_AS(provider.get(), ConfigError);
 }
