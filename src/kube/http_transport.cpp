@@ -61,6 +61,7 @@ HttpTransport::HttpTransport(asio::any_io_executor ex, RestConfig config, Option
   endpoint_.connect_timeout = options_.connect_timeout;
   endpoint_.handshake_timeout = options_.handshake_timeout;
   host_ = config_.authority();
+  impersonate_ = impersonation_headers(config_.impersonate);
   if (!tokens_) tokens_ = std::make_shared<TokenSource>(config_);
   // A static token cannot change; a token file or an exec plugin may have a newer credential.
   refreshable_ = config_.token.empty() && (!config_.token_file.empty() || config_.exec);
@@ -96,6 +97,7 @@ Result<http::request<http::string_body>> HttpTransport::build(const HttpRequest&
     return err;
   }
   if (!authorization.empty()) req.set(http::field::authorization, authorization);
+  for (const auto& [name, value] : impersonate_) req.insert(name, value);
   if (!request.content_type.empty()) req.set(http::field::content_type, request.content_type);
   req.body() = request.body;
   req.prepare_payload();

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kube/connection_pool.h"
 #include "kube/http_connection.h"
@@ -26,7 +28,8 @@ class TokenSource;
 // HTTP/1.1 to one API server over Boost.Beast (+ OpenSSL for https): authentication headers, a
 // pool of keep-alive connections, deadlines on every phase, and the two retries client-go's
 // transport makes (a stale pooled connection for idempotent verbs; a 401 with a refreshable
-// credential). Runs on one io_context thread; no locks. Never logs headers or credentials.
+// credential). Impersonate-* headers go on every request when the config impersonates. Runs on one
+// io_context thread; no locks. Never logs headers or credentials.
 class HttpTransport {
  public:
   struct Options {
@@ -90,6 +93,7 @@ class HttpTransport {
   std::shared_ptr<ConnectionPool> pool_;
   HttpEndpoint endpoint_;
   std::string host_;
+  std::vector<std::pair<std::string, std::string>> impersonate_;  // Impersonate-* headers
   bool refreshable_ = false;
   std::size_t connections_opened_ = 0;
 };

@@ -55,7 +55,9 @@ class Kubeconfig {
     std::string certificate_authority_data;  // base64, decoded at resolve time
     bool insecure_skip_tls_verify = false;
     std::string tls_server_name;
-    std::string file;  // the kubeconfig that defined it
+    std::string proxy_url;
+    std::vector<std::string> unsupported;  // fields the loader does not implement, with lines
+    std::string file;                      // the kubeconfig that defined it
   };
   struct User {
     std::string token;
@@ -67,13 +69,16 @@ class Kubeconfig {
     std::string username;
     std::string password;
     std::optional<ExecConfig> exec;
+    Impersonation impersonate;
     std::string auth_provider;  // legacy in-tree provider name; unsupported, named in the error
+    std::vector<std::string> unsupported;
     std::string file;
   };
   struct Context {
     std::string cluster;
     std::string user;
     std::string namespace_;
+    std::vector<std::string> unsupported;
     std::string file;
   };
 

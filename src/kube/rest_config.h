@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "kube/impersonation.h"
+
 namespace kube {
 
 // An exec credential plugin as a kubeconfig user names it (client.authentication.k8s.io).
@@ -41,6 +43,7 @@ struct RestConfig {
   std::string username;
   std::string password;
   std::optional<ExecConfig> exec;
+  Impersonation impersonate;  // sent as Impersonate-* headers on every request
 
   // Where this config came from, for messages ("kubeconfig /root/.kube/config context kind").
   std::string source;
