@@ -29,8 +29,8 @@ kubectl config view --raw --minify --flatten >"$work/admin"
 awk -v as="$user" '{print} /^  user:$/ {print "    as: " as}' "$work/admin" >"$work/kubeconfig"
 grep -q "^    as: $user\$" "$work/kubeconfig" || fail "as: not added: $(grep -n user "$work/admin")"
 chmod 0600 "$work/kubeconfig"
-kubectl --kubeconfig "$work/kubeconfig" -n "$ns" get appservices 2>&1 | grep -q Forbidden ||
-  fail "kubectl itself is not forbidden with this kubeconfig"
+out=$(kubectl --kubeconfig "$work/kubeconfig" -n "$ns" get appservices 2>&1 || true)
+grep -q Forbidden <<<"$out" || fail "kubectl itself is not forbidden with this kubeconfig: $out"
 
 step "no rights: every request is Forbidden, counted and logged"
 metrics=$(free_port); health=$(free_port "$metrics")
