@@ -54,6 +54,12 @@ class HttpConnection {
     return f(*plain_);
   }
 
+  // Beast keeps a chunk header with its extensions, and the trailers, whole in the read buffer
+  // until their line ends; headers are bounded by the parser, body bytes leave the buffer as they
+  // are parsed. Without a maximum a server could make the buffer as large as it likes; with it a
+  // longer element fails the read with http::error::buffer_overflow.
+  static constexpr std::size_t kMaxReadBufferBytes = 256 * 1024;
+
   PlainStream& tcp();
   boost::beast::flat_buffer& buffer() { return buffer_; }
   // Closes the socket; pending operations complete with operation_aborted.
@@ -70,7 +76,7 @@ class HttpConnection {
   // Exactly one is set, by whether the endpoint is https.
   std::unique_ptr<PlainStream> plain_;
   std::unique_ptr<TlsStream> tls_;
-  boost::beast::flat_buffer buffer_;
+  boost::beast::flat_buffer buffer_{kMaxReadBufferBytes};
 };
 
 }  // namespace kube

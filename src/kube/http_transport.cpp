@@ -4,6 +4,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/error.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
@@ -142,6 +143,17 @@ awaitable<HttpTransport::Exchange> HttpTransport::exchange(HttpConnection& conn,
   co_return ex;
 }
 
+ApiError HttpTransport::too_large(const std::string& what) const {
+  ApiError err;
+  err.code = make_error_code(Errc::response_too_large);
+  const std::size_t limit = options_.max_response_bytes;
+  const std::string size = limit % (1 << 20) == 0 ? std::to_string(limit >> 20) + " MiB"
+                           : limit % 1024 == 0    ? std::to_string(limit >> 10) + " KiB"
+                                                  : std::to_string(limit) + " bytes";
+  err.message = what + ": response larger than the " + size + " limit";
+  return err;
+}
+
 bool HttpTransport::refresh_credentials() {
   if (!refreshable_) return false;
   tokens_->invalidate();
@@ -185,8 +197,10 @@ awaitable<Result<HttpResponse>> HttpTransport::send(HttpRequest request) {
         continue;
       }
       count(0, request);
-      co_return transport_error(ex.ec, ex.failed_step + " " + std::string(method) + " " +
-                                           request.target + " to " + host_);
+      const std::string what =
+          ex.failed_step + " " + std::string(method) + " " + request.target + " to " + host_;
+      if (ex.ec == http::error::body_limit) co_return too_large(what);
+      co_return transport_error(ex.ec, what);
     }
     count(ex.response.status, request);
     VLOG(4) << method << " " << request.target << " -> " << ex.response.status;

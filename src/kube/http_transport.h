@@ -40,8 +40,10 @@ class HttpTransport {
     std::size_t max_idle_connections = 8;
     // The API server closes idle connections after a while; don't hand out older ones.
     std::chrono::milliseconds max_idle_time{std::chrono::seconds(60)};
-    // A single response (a list page) larger than this is refused.
-    std::size_t max_response_bytes = std::size_t{512} << 20;
+    // A single response (a list page) larger than this is refused (Errc::response_too_large). It is
+    // held as text and then parsed into a DOM of about the same size again, so 16 MiB keeps a page
+    // well inside deploy/base's 128 MiB memory limit; etcd stores objects of at most ~1.5 MiB.
+    std::size_t max_response_bytes = std::size_t{16} << 20;
   };
 
   // Builds the TLS context for https servers (throws ConfigError at start-up when the CA or client
@@ -80,6 +82,8 @@ class HttpTransport {
       const HttpRequest& request);
   boost::asio::awaitable<Exchange> exchange(
       HttpConnection& conn, boost::beast::http::request<boost::beast::http::string_body>& req);
+  // The error for a response body over options_.max_response_bytes.
+  ApiError too_large(const std::string& what) const;
   // After a 401: whether the credential was refreshed, so the request is worth one more try.
   bool refresh_credentials();
   void count(int status, const HttpRequest& request);

@@ -17,6 +17,7 @@
 
 #include "async_test.h"
 #include "fake_api_server.h"
+#include "http_test_support.h"
 #include "kube/token_source.h"
 
 namespace asio = boost::asio;
@@ -26,23 +27,14 @@ using kube::Errc;
 using kube::HttpRequest;
 using kube::HttpTransport;
 using kube::testing::FakeApiServer;
+using kube::testing::get;
 using kube::testing::run_async;
 using namespace std::chrono_literals;
 
 namespace {
 
 kube::RestConfig plain_config(const FakeApiServer& server) {
-  kube::RestConfig c;
-  c.scheme = "http";
-  c.host = "127.0.0.1";
-  c.port = std::to_string(server.port());
-  return c;
-}
-
-HttpRequest get(std::string target) {
-  HttpRequest r;
-  r.target = std::move(target);
-  return r;
+  return kube::testing::plain_config(server.port());
 }
 
 HttpRequest post(std::string target) {
