@@ -22,6 +22,7 @@
 
 #include "kube/config_error.h"
 #include "kube/proxy_env.h"
+#include "kube/resource_path.h"
 
 namespace kube {
 namespace {
@@ -598,7 +599,14 @@ RestConfig Kubeconfig::resolve(const std::string& context) const {
   RestConfig rc;
   rc.source = source() + " context " + name;
   rc.context_name = name;
-  if (!c.namespace_.empty()) rc.default_namespace = c.namespace_;
+  if (!c.namespace_.empty()) {
+    // It becomes a URL path segment (the Lease's namespace): refuse one that would change the path.
+    const std::string why = ResourcePath::from_api_version("v1", "pods")
+                                .in_namespace(c.namespace_)
+                                .invalid_reason(ResourcePath::Target::collection);
+    if (!why.empty()) throw ConfigError(ctx_what + ": " + why);
+    rc.default_namespace = c.namespace_;
+  }
 
   // Cluster.
   if (c.cluster.empty()) throw ConfigError(ctx_what + " names no cluster");

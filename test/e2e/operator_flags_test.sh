@@ -60,6 +60,18 @@ usage_error --kubeconfig "$tmp/absent"
 usage_error --kubeconfig "$tmp/malformed"
 usage_error --kubeconfig "$tmp/no-context"
 usage_error --kubeconfig "$tmp"
+# Names that become URL path segments and would address another path (issue 12 item 7), with a
+# kubeconfig that is otherwise fine: refused before any request.
+path_error() { usage_error "$@"; grep -q 'may not' "$tmp/err" || fail "$*: $(cat "$tmp/err")"; }
+for bad in .. a/b a%2Fb; do
+  path_error --kubeconfig "$tmp/remote" --namespace "$bad"
+  path_error --kubeconfig "$tmp/remote" --leader-elect --leader-election-namespace "$bad"
+  path_error --kubeconfig "$tmp/remote" --leader-elect --leader-election-id "$bad"
+done
+path_error --kubeconfig "$tmp/remote" --leader-elect --leader-election-id ""
+kubeconfig bad-namespace https://127.0.0.1:1 "" ""
+sed -i 's/context: {cluster: k, user: u}/context: {cluster: k, user: u, namespace: ..}/' "$tmp/bad-namespace"
+path_error --kubeconfig "$tmp/bad-namespace" --leader-elect
 # Kubeconfigs that ask for something the client does not do (issue 12): refused, never ignored.
 usage_error --kubeconfig "$tmp/scoped-sni"
 grep -q 'tls-server-name "fe80::1%eth0" cannot be verified' "$tmp/err" || fail "scoped-sni: $(cat "$tmp/err")"

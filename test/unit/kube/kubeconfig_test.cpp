@@ -727,6 +727,14 @@ TEST_CASE("a field the loader does not implement is refused, naming it", "[kubec
         "supported");
 }
 
+TEST_CASE("a context namespace that would change a URL path is refused", "[kubeconfig]") {
+  for (const std::string bad : {"..", "a/b", "a%2Fb"}) {
+    const std::string msg = resolve_error(one_context("", "", "    namespace: \"" + bad + "\"\n"));
+    CHECK(msg.starts_with("context \"c\" in kubeconfig /k/config: namespace may not "));
+  }
+  CHECK(resolve_text(one_context("", "", "    namespace: team-a\n")).default_namespace == "team-a");
+}
+
 TEST_CASE("unused entries, extensions and disable-compression are accepted", "[kubeconfig]") {
   const auto kc = Kubeconfig::parse(
       one_context("    disable-compression: true\n    extensions:\n    - name: x\n"
