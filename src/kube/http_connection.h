@@ -8,8 +8,10 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "kube/rest_config.h"
 #include "kube/result.h"
 
 namespace kube {
@@ -25,6 +27,8 @@ struct HttpEndpoint {
   std::string tls_server_name;  // SNI and verified name; empty: host
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds handshake_timeout{10'000};
+  // Set: connect to the proxy and open a CONNECT tunnel to host:port through it (TLS runs inside).
+  std::optional<HttpProxy> proxy;
 
   std::string authority() const;  // host:port, IPv6 bracketed
 };
@@ -72,6 +76,9 @@ class HttpConnection {
   std::chrono::steady_clock::time_point idle_since{};
 
  private:
+  // After the TCP connection to the proxy: CONNECT host:port, and a 200 back.
+  boost::asio::awaitable<Result<Ok>> open_tunnel(const HttpEndpoint& endpoint);
+
   std::shared_ptr<boost::asio::ssl::context> tls_ctx_;
   // Exactly one is set, by whether the endpoint is https.
   std::unique_ptr<PlainStream> plain_;

@@ -59,6 +59,7 @@ HttpTransport::HttpTransport(asio::any_io_executor ex, RestConfig config, Option
   endpoint_.port = config_.port;
   endpoint_.tls = config_.scheme == "https";
   endpoint_.tls_server_name = config_.tls_server_name;
+  endpoint_.proxy = config_.proxy;
   endpoint_.connect_timeout = options_.connect_timeout;
   endpoint_.handshake_timeout = options_.handshake_timeout;
   host_ = config_.authority();

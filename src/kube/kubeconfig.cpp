@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <glog/logging.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <pwd.h>
@@ -346,6 +347,15 @@ std::string read_config_file(const std::string& path, const std::string& what) {
   return out;
 }
 
+std::string encode_base64(const std::string& bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
 std::string decode_base64(std::string_view text, const std::string& what) {
   static const auto table = [] {
     std::array<int, 256> t{};
@@ -618,8 +628,13 @@ RestConfig Kubeconfig::resolve(const std::string& context) const {
   const std::string cluster_what =
       "cluster " + quoted(c.cluster) + " in kubeconfig " + cluster.file;
   refuse_unsupported(cluster.unsupported, cluster_what);
-  if (!cluster.proxy_url.empty())
-    throw ConfigError(cluster_what + ": " + proxy_refusal("proxy-url", cluster.proxy_url));
+  if (!cluster.proxy_url.empty()) {
+    try {
+      rc.proxy = parse_proxy_url("proxy-url", cluster.proxy_url);
+    } catch (const ConfigError& e) {
+      throw ConfigError(cluster_what + ": " + e.what());
+    }
+  }
   if (cluster.insecure_skip_tls_verify &&
       (!cluster.certificate_authority.empty() || !cluster.certificate_authority_data.empty())) {
     // client-go rejects this too: the CA would silently be ignored.
@@ -796,9 +811,16 @@ RestConfig load_unchecked(const LoadOptions& options) {
 
 RestConfig load_rest_config(const LoadOptions& options) {
   RestConfig config = load_unchecked(options);
-  if (const auto var = proxy_variable(config, options.env)) {
-    throw ConfigError(proxy_refusal(*var, options.env(*var).value_or("")) + "; unset " + *var +
-                      " or list " + config.host + " in NO_PROXY (" + config.source + ")");
+  // As client-go: proxy-url wins; else the environment, unless NO_PROXY exempts the server.
+  if (!config.proxy) {
+    if (const auto var = proxy_variable(config, options.env)) {
+      try {
+        config.proxy = parse_proxy_url(*var, options.env(*var).value_or(""));
+      } catch (const ConfigError& e) {
+        throw ConfigError(std::string(e.what()) + "; unset " + *var + " or list " + config.host +
+                          " in NO_PROXY (" + config.source + ")");
+      }
+    }
   }
   return config;
 }

@@ -97,6 +97,8 @@ class Kubeconfig {
 
 // The whole file; `what` says which field referenced it.
 std::string read_config_file(const std::string& path, const std::string& what);
+// Standard base64 with padding (basic auth headers).
+std::string encode_base64(const std::string& bytes);
 // Decodes standard base64 (whitespace ignored), as kubeconfig *-data fields are encoded.
 std::string decode_base64(std::string_view text, const std::string& what);
 // At least one X.509 certificate in PEM; every PEM block in the text must be a valid certificate.

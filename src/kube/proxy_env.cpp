@@ -6,6 +6,9 @@
 #include <boost/asio/ip/network_v6.hpp>
 #include <cctype>
 
+#include "kube/config_error.h"
+#include "kube/kubeconfig.h"
+
 namespace kube {
 
 namespace ip = boost::asio::ip;
@@ -53,6 +56,28 @@ bool in_cidr(const std::string& cidr, const ip::address& addr) {
   if (ec) return false;
   const auto host = ip::make_network_v6(addr.to_v6(), net.prefix_length());
   return host.network() == net.network();
+}
+
+// RFC 3986 percent-decoding; nullopt on a malformed escape.
+std::optional<std::string> percent_decode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out.push_back(s[i]);
+      continue;
+    }
+    if (i + 2 >= s.size()) return std::nullopt;
+    const auto hex = [](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    };
+    const int hi = hex(s[i + 1]), lo = hex(s[i + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
+  }
+  return out;
 }
 
 std::optional<std::string> first_set(const EnvLookup& env, const char* upper, const char* lower) {
@@ -118,15 +143,45 @@ std::optional<std::string> proxy_variable(const RestConfig& config, const EnvLoo
   return var;
 }
 
-std::string proxy_refusal(std::string_view what, std::string_view url) {
+HttpProxy parse_proxy_url(std::string_view what, std::string_view url_in) {
+  const std::string w(what);
+  std::string_view url = url_in;
   std::string scheme = "http";  // Go reads a proxy without a scheme as http://
   if (const auto pos = url.find("://"); pos != std::string_view::npos) {
     scheme = lower_trimmed(url.substr(0, pos));
+    url.remove_prefix(pos + 3);
   }
-  const bool known = scheme == "http" || scheme == "https";
-  return std::string(what) + " names " + (known ? "an " + scheme : "a " + scheme) +
-         " proxy: " + (known ? "proxies are" : "scheme " + scheme + " is") +
-         " not supported (the operator connects to the API server directly)";
+  if (scheme != "http") {
+    throw ConfigError(w + " names a" + (scheme == "https" ? "n " : " ") + scheme +
+                      " proxy: scheme " + scheme +
+                      " is not supported (only http:// proxies, through CONNECT)");
+  }
+  const auto bad = [&](const std::string& why) {
+    return ConfigError(w + " is not a valid http proxy URL: " + why);
+  };
+  if (const auto slash = url.find_first_of("/?#"); slash != std::string_view::npos) {
+    if (url.substr(slash) != "/") throw bad("a path, query or fragment is not allowed");
+    url = url.substr(0, slash);
+  }
+  HttpProxy proxy;
+  proxy.source = w;
+  if (const auto at = url.rfind('@'); at != std::string_view::npos) {
+    const auto userinfo = percent_decode(url.substr(0, at));
+    if (!userinfo) throw bad("invalid percent-encoding in the user info");
+    proxy.authorization = "Basic " + encode_base64(*userinfo);
+    url.remove_prefix(at + 1);
+  }
+  auto [host, port] = split_host_port(std::string(url));
+  if (host.empty()) throw bad("no host");
+  if (host.find(':') != std::string::npos && !as_ip(host)) throw bad("invalid IPv6 address");
+  if (port.empty()) port = "80";
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(port) < 1 || std::stoi(port) > 65535) {
+    throw bad("invalid port");
+  }
+  proxy.host = host;
+  proxy.port = port;
+  return proxy;
 }
 
 }  // namespace kube

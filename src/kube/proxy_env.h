@@ -9,8 +9,8 @@
 
 namespace kube {
 
-// The operator connects to the API server directly: it implements no proxy (HTTP CONNECT or SOCKS).
-// A proxy the configuration asks for is therefore a start-up error, never silently bypassed.
+// Proxies as client-go reads them. Only HTTP proxies are implemented (a CONNECT tunnel, for https
+// and http servers alike); any other scheme is a start-up error, never silently bypassed.
 
 // The environment variable that names a proxy for `config`'s server, as Go's httpproxy (and so
 // client-go) reads it: HTTPS_PROXY/https_proxy for an https server, HTTP_PROXY/http_proxy for an
@@ -22,8 +22,10 @@ std::optional<std::string> proxy_variable(const RestConfig& config, const EnvLoo
 // True when the NO_PROXY list `no_proxy` exempts host:port.
 bool no_proxy_matches(std::string_view no_proxy, const std::string& host, const std::string& port);
 
-// The one-line refusal of the proxy `url` that `what` (proxy-url, HTTPS_PROXY) names. It names the
-// scheme, never the URL: it may carry a password.
-std::string proxy_refusal(std::string_view what, std::string_view url);
+// Parses the proxy `url` that `what` (proxy-url, HTTPS_PROXY) names: [http://][user[:password]@]
+// host[:port][/], port 80 by default, user info (percent-decoded) as basic auth. Throws a one-line
+// ConfigError for another scheme (https, socks5) or a malformed URL; the message names the scheme,
+// never the URL, which may carry a password.
+HttpProxy parse_proxy_url(std::string_view what, std::string_view url);
 
 }  // namespace kube

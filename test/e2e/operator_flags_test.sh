@@ -20,7 +20,7 @@ kubeconfig scoped-sni https://127.0.0.1:1 "    tls-server-name: fe80::1%eth0\n" 
 kubeconfig unknown-user-field https://127.0.0.1:1 "" "    act-as: root\n"
 kubeconfig unknown-cluster-field https://127.0.0.1:1 "    tls-min-version: \"1.3\"\n" ""
 kubeconfig socks-proxy https://127.0.0.1:1 "    proxy-url: socks5://127.0.0.1:1080\n" ""
-kubeconfig http-proxy https://127.0.0.1:1 "    proxy-url: http://127.0.0.1:3128\n" ""
+kubeconfig https-proxy https://127.0.0.1:1 "    proxy-url: https://127.0.0.1:3128\n" ""
 kubeconfig remote https://api.invalid:6443 "" ""
 
 # usage_error ARGS...: the binary exits 2 with one stderr line and no trace.
@@ -81,9 +81,9 @@ usage_error --kubeconfig "$tmp/unknown-cluster-field"
 grep -q 'field "tls-min-version"' "$tmp/err" || fail "tls-min-version: $(cat "$tmp/err")"
 usage_error --kubeconfig "$tmp/socks-proxy"
 grep -q 'scheme socks5 is not supported' "$tmp/err" || fail "socks5: $(cat "$tmp/err")"
-usage_error --kubeconfig "$tmp/http-proxy"
-grep -q 'proxy-url names an http proxy: proxies are not supported' "$tmp/err" ||
+usage_error --kubeconfig "$tmp/https-proxy"
+grep -q 'proxy-url names an https proxy: scheme https is not supported' "$tmp/err" ||
   fail "proxy-url: $(cat "$tmp/err")"
-HTTPS_PROXY=http://proxy.invalid:3128 usage_error --kubeconfig "$tmp/remote"
-grep -q 'HTTPS_PROXY names an http proxy' "$tmp/err" || fail "HTTPS_PROXY: $(cat "$tmp/err")"
+HTTPS_PROXY=socks5://proxy.invalid:1080 usage_error --kubeconfig "$tmp/remote"
+grep -q 'HTTPS_PROXY names a socks5 proxy' "$tmp/err" || fail "HTTPS_PROXY: $(cat "$tmp/err")"
 echo "PASS: operator_flags"

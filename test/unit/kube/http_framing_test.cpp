@@ -22,6 +22,7 @@
 #include "kube/http_connection.h"
 #include "kube/http_transport.h"
 #include "kube/watch_decoder.h"
+#include "local_listener.h"
 
 namespace asio = boost::asio;
 using asio::awaitable;
@@ -36,44 +37,26 @@ namespace {
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
-// A plain TCP server on 127.0.0.1 that answers every connection's first request with `reply`,
-// byte for byte, then waits for the client to close. It counts what it managed to write.
+// A plain TCP server that answers every connection's first request with `reply`, byte for byte
+// in 64 KiB pieces, then waits for the client to close.
 class RawServer {
  public:
   RawServer(asio::io_context& io, std::string reply)
-      : acceptor_(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)),
-        reply_(std::make_shared<std::string>(std::move(reply))) {
-    asio::co_spawn(io, accept_loop(), asio::detached);
-  }
-  unsigned short port() const { return acceptor_.local_endpoint().port(); }
-  std::size_t written() const { return *written_; }
-  void stop() {
-    boost::system::error_code ec;
-    acceptor_.close(ec);
-    for (auto& s : open_) s->close(ec);
-  }
+      : listener_(io, [reply = std::make_shared<std::string>(std::move(reply))](auto s) {
+          return serve(s, reply);
+        }) {}
+  unsigned short port() const { return listener_.port(); }
+  void stop() { listener_.stop(); }
 
  private:
-  awaitable<void> accept_loop() {
-    for (;;) {
-      auto [ec, sock] = co_await acceptor_.async_accept(kAwait);
-      if (ec) co_return;
-      auto s = std::make_shared<tcp::socket>(std::move(sock));
-      open_.push_back(s);
-      asio::co_spawn(acceptor_.get_executor(), serve(s, reply_, written_), asio::detached);
-    }
-  }
-  static awaitable<void> serve(std::shared_ptr<tcp::socket> s, std::shared_ptr<std::string> reply,
-                               std::shared_ptr<std::size_t> written) {
+  static awaitable<void> serve(std::shared_ptr<tcp::socket> s, std::shared_ptr<std::string> reply) {
     asio::streambuf request;
     auto [rec, n] = co_await asio::async_read_until(*s, request, "\r\n\r\n", kAwait);
     if (rec) co_return;
-    // In 64 KiB pieces, so the count shows how far the client let it get.
     for (std::size_t at = 0; at < reply->size(); at += 64 * 1024) {
       const std::size_t len = std::min<std::size_t>(64 * 1024, reply->size() - at);
       auto [wec, w] = co_await asio::async_write(*s, asio::buffer(reply->data() + at, len), kAwait);
       if (wec) co_return;
-      *written += w;
     }
     char sink[512];
     for (;;) {
@@ -82,10 +65,7 @@ class RawServer {
     }
   }
 
-  tcp::acceptor acceptor_;
-  std::shared_ptr<std::string> reply_;
-  std::shared_ptr<std::size_t> written_ = std::make_shared<std::size_t>(0);
-  std::vector<std::shared_ptr<tcp::socket>> open_;
+  kube::testing::LocalListener listener_;
 };
 
 kube::RestConfig config_for(const RawServer& server) {
