@@ -33,34 +33,23 @@ out=$(kubectl --kubeconfig "$work/kubeconfig" -n "$ns" get appservices 2>&1 || t
 grep -q Forbidden <<<"$out" || fail "kubectl itself is not forbidden with this kubeconfig: $out"
 
 step "no rights: every request is Forbidden, counted and logged"
-metrics=$(free_port); health=$(free_port "$metrics")
-"${ASOP_BINARY:?}" --kubeconfig "$work/kubeconfig" --namespace "$ns" \
-  --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$health" \
-  >"$work/forbidden.log" 2>&1 &
-OPERATOR_PIDS+=("$!")
-forbidden_pid=$!
-eventually 60 has_metric "$metrics" '^rest_client_requests_total{.*code="403"'
-eventually 30 grep -q "\"$user\" cannot list resource" "$work/forbidden.log"
-! curl -fsS "127.0.0.1:$health/readyz" >/dev/null 2>&1 || fail "ready without any right"
-grep -c 'code="403"' <<<"$(metrics "$metrics")"
-stop_operator "$forbidden_pid" || true
+OP_KUBECONFIG=$work/kubeconfig launch_operator forbidden --namespace "$ns"
+log=$OP_LOG_DIR/forbidden.log
+eventually 60 has_metric "$OP_METRICS_forbidden" '^rest_client_requests_total{.*code="403"'
+eventually 30 grep -q "\"$user\" cannot list resource" "$log"
+! curl -fsS "127.0.0.1:$OP_HEALTH_forbidden/readyz" >/dev/null 2>&1 || fail "ready without any right"
+stop_operator "$OP_PID_forbidden" || true
 # The credential never reaches the log; the impersonated user only in the server's 403 messages.
-! grep -qiE 'client-key|BEGIN|Impersonate-' "$work/forbidden.log" || fail "log leaks headers or keys"
+! grep -qiE 'client-key|BEGIN|Impersonate-' "$log" || fail "log leaks headers or keys"
 
 step "bound to deploy/base/rbac.yaml's ClusterRole: an AppService converges"
 kubectl create clusterrolebinding "$sa" --clusterrole=appservice-operator \
   --serviceaccount="$ns:$sa" >/dev/null
 eventually 30 value_is yes kubectl auth can-i --as="$user" list appservices.app.example.com -n "$ns"
 OP_KUBECONFIG=$work/kubeconfig start_operator allowed --namespace "$ns"
-kubectl -n "$ns" apply -f - >/dev/null <<YAML
-apiVersion: app.example.com/v1
-kind: AppService
-metadata: {name: web}
-spec: {size: 1, image: nginx:1.27, ports: [{port: 80}]}
-YAML
-jp() { kubectl -n "$ns" get "$1" -o jsonpath="$2"; }
-eventually 90 value_is True jp appservice/web '{.status.conditions[?(@.type=="Available")].status}'
-[ "$(jp deployment/web '{.metadata.ownerReferences[0].name}')" = web ] || fail "deployment not owned"
+converge_app "$ns" web
+[ "$(kubectl -n "$ns" get deployment/web -o jsonpath='{.metadata.ownerReferences[0].name}')" = web ] ||
+  fail "deployment not owned"
 body=$(metrics "$OP_METRICS_allowed")
 grep -q '^rest_client_requests_total{code="201"' <<<"$body" || fail "no create succeeded"
 ! grep -q 'code="403"' <<<"$body" || fail "403 with the ClusterRole bound: $(grep 403 <<<"$body")"

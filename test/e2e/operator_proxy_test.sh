@@ -38,29 +38,17 @@ with_proxy() {
 
 step "a wrong password: the proxy answers 407 and nothing gets through"
 with_proxy "http://op:wrong@127.0.0.1:$port" >"$work/bad"
-metrics=$(free_port); health=$(free_port "$metrics")
-"${ASOP_BINARY:?}" --kubeconfig "$work/bad" --namespace "$ns" \
-  --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$health" \
-  >"$work/bad.log" 2>&1 &
-OPERATOR_PIDS+=("$!")
-bad_pid=$!
-eventually 30 grep -q "via proxy 127.0.0.1:$port (proxy-url) answered 407" "$work/bad.log"
-! curl -fsS "127.0.0.1:$health/readyz" >/dev/null 2>&1 || fail "ready without getting through"
-stop_operator "$bad_pid" || true
-! grep -q 's3cret\|wrong' "$work/bad.log" || fail "the proxy password is in the log"
+OP_KUBECONFIG=$work/bad launch_operator bad --namespace "$ns"
+eventually 30 grep -q "via proxy 127.0.0.1:$port (proxy-url) answered 407" "$OP_LOG_DIR/bad.log"
+! curl -fsS "127.0.0.1:$OP_HEALTH_bad/readyz" >/dev/null 2>&1 || fail "ready without getting through"
+stop_operator "$OP_PID_bad" || true
+! grep -q 's3cret\|wrong' "$OP_LOG_DIR/bad.log" || fail "the proxy password is in the log"
 
 step "through the proxy: the AppService converges"
 with_proxy "http://op:s3cret%3Ax@127.0.0.1:$port" >"$work/good"
 : >"$work/proxy.log"
 OP_KUBECONFIG=$work/good start_operator proxied --namespace "$ns"
-kubectl -n "$ns" apply -f - >/dev/null <<YAML
-apiVersion: app.example.com/v1
-kind: AppService
-metadata: {name: web}
-spec: {size: 1, image: nginx:1.27, ports: [{port: 80}]}
-YAML
-jp() { kubectl -n "$ns" get "$1" -o jsonpath="$2"; }
-eventually 90 value_is True jp appservice/web '{.status.conditions[?(@.type=="Available")].status}'
+converge_app "$ns" web
 grep -q "^CONNECT $api HTTP/1.1\$" "$work/proxy.log" || fail "no CONNECT $api: $(cat "$work/proxy.log")"
 echo "CONNECT requests: $(wc -l <"$work/proxy.log")"
 echo "PASS: operator_proxy"

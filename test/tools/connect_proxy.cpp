@@ -22,6 +22,8 @@
 #include <memory>
 #include <string>
 
+#include "tcp_splice.h"
+
 namespace asio = boost::asio;
 using asio::awaitable;
 using asio::ip::tcp;
@@ -29,18 +31,6 @@ using asio::ip::tcp;
 namespace {
 
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
-
-awaitable<void> pipe(std::shared_ptr<tcp::socket> from, std::shared_ptr<tcp::socket> to) {
-  char buf[16384];
-  for (;;) {
-    auto [ec, n] = co_await from->async_read_some(asio::buffer(buf), kAwait);
-    if (ec) break;
-    auto [wec, w] = co_await asio::async_write(*to, asio::buffer(buf, n), kAwait);
-    if (wec) break;
-  }
-  boost::system::error_code ignored;
-  to->shutdown(tcp::socket::shutdown_send, ignored);
-}
 
 awaitable<void> serve(std::shared_ptr<tcp::socket> client, std::string auth) {
   asio::streambuf in;
@@ -79,8 +69,8 @@ awaitable<void> serve(std::shared_ptr<tcp::socket> client, std::string auth) {
   }
   const std::string ok = "HTTP/1.1 200 Connection established\r\n\r\n";
   co_await asio::async_write(*client, asio::buffer(ok), kAwait);
-  asio::co_spawn(client->get_executor(), pipe(client, server), asio::detached);
-  co_await pipe(server, client);
+  asio::co_spawn(client->get_executor(), asop::test::splice(client, server), asio::detached);
+  co_await asop::test::splice(server, client);
 }
 
 awaitable<void> accept_loop(tcp::acceptor& acceptor, std::string auth) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../../tools/tcp_splice.h"
 #include "async_test.h"
 #include "fake_api_server.h"
 #include "http_test_support.h"
@@ -65,19 +66,8 @@ class ConnectProxy {
     if (cec) co_return;
     const std::string ok = "HTTP/1.1 200 Connection established\r\n\r\n";
     co_await asio::async_write(*client, asio::buffer(ok), kAwait);
-    asio::co_spawn(client->get_executor(), pipe(client, server), asio::detached);
-    asio::co_spawn(client->get_executor(), pipe(server, client), asio::detached);
-  }
-  static awaitable<void> pipe(std::shared_ptr<tcp::socket> from, std::shared_ptr<tcp::socket> to) {
-    char buf[4096];
-    for (;;) {
-      auto [ec, n] = co_await from->async_read_some(asio::buffer(buf), kAwait);
-      if (ec) break;
-      auto [wec, w] = co_await asio::async_write(*to, asio::buffer(buf, n), kAwait);
-      if (wec) break;
-    }
-    boost::system::error_code ignored;
-    to->shutdown(tcp::socket::shutdown_send, ignored);
+    asio::co_spawn(client->get_executor(), asop::test::splice(client, server), asio::detached);
+    asio::co_spawn(client->get_executor(), asop::test::splice(server, client), asio::detached);
   }
 
   int status_;
