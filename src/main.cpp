@@ -33,6 +33,7 @@
 #include "kube/http_transport.h"
 #include "kube/kubeconfig.h"
 #include "kube/request_metrics.h"
+#include "kube/resource_path.h"
 #include "kube/rest_client.h"
 #include "kube/token_source.h"
 
@@ -168,6 +169,28 @@ void validate_leader_election(const Flags& f) {
   }
 }
 
+// The namespace and Lease name become URL path segments: one the API server would decode into
+// another path ("..", "a/b", "a%2Fb") is a usage error, not a request refused on every retry.
+std::string lease_path_problem(const std::string& ns, const std::string& id) {
+  return kube::ResourcePath::from_api_version("coordination.k8s.io/v1", "leases")
+      .in_namespace(ns)
+      .named(id)
+      .invalid_reason(kube::ResourcePath::Target::object);
+}
+
+void validate_path_segments(const Flags& f) {
+  const std::string ns = kube::ResourcePath::from_api_version("v1", "pods")
+                             .in_namespace(f.ns)
+                             .invalid_reason(kube::ResourcePath::Target::collection);
+  if (!ns.empty()) throw UsageError("--namespace: " + ns);
+  // An empty --leader-election-namespace means the config's namespace, checked once it is known.
+  const std::string lease = lease_path_problem(
+      f.leader_election_namespace.empty() ? "default" : f.leader_election_namespace,
+      f.leader_election_id);
+  if (!lease.empty())
+    throw UsageError("--leader-election-namespace/--leader-election-id: " + lease);
+}
+
 // Parses --name=value, --name value, and -v N; booleans take no separate value.
 Flags parse_flags(int argc, char** argv) {
   Flags f;
@@ -238,6 +261,7 @@ Flags parse_flags(int argc, char** argv) {
     throw UsageError("--metrics-cert-path needs --metrics-secure");
   }
   if (!f.metrics_bind_address) f.metrics_bind_address = f.metrics_secure ? ":8443" : ":8080";
+  validate_path_segments(f);
   return f;
 }
 

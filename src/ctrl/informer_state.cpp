@@ -115,6 +115,11 @@ Step step(State state, Input input) {
             if (failed.error.is(kube::Errc::gone)) {
               return relist_after_gone(std::move(state), failed.error);
             }
+            // Over the client's response cap: the watch cache answers resourceVersion "0" whole,
+            // whatever the limit, so list from etcd, which pages (page_size objects at most).
+            if (failed.error.is(kube::Errc::response_too_large)) {
+              state.list_resource_version.clear();
+            }
             return back_off(std::move(state), true, failed.error);
           },
           [&](WatchOpened&) -> Step {

@@ -30,7 +30,8 @@ using ObjectPtr = std::shared_ptr<const rapidjson::Document>;
 // Like client-go's reflector and pager: the first list asks for resourceVersion "0" (served from
 // the API server's watch cache, not a quorum read of etcd); an expired continue token falls back
 // to one unpaginated list (FullListIfExpired); a 410 makes every later list a quorum read ("")
-// and relists only after the backoff, so nothing here can loop without waiting.
+// and relists only after the backoff, so nothing here can loop without waiting. A list response
+// over the client's cap (Errc::response_too_large) backs off and then lists from etcd, paginated.
 namespace informer {
 
 enum class Phase { empty, listing, listed, watching, backing_off };

@@ -53,6 +53,9 @@ constexpr std::array kErrcInfo{
              "the server is currently unable to handle the request"},
     ErrcInfo{Errc::internal, "internal error", "InternalError",
              "an error on the server has prevented the request from succeeding"},
+    ErrcInfo{Errc::response_too_large, "response too large", "",
+             "the response is larger than this client accepts"},
+    // Last: info_for() falls back to it.
     ErrcInfo{Errc::unknown, "unknown error", "", "the server returned an unexpected response"},
 };
 

@@ -31,6 +31,9 @@ enum class Errc {
   unavailable,  // 503/502, connection refused, TLS or socket failures talking to the server
   internal,     // 500 and other 5xx
   unknown,      // a status or reason none of the above explains
+  // Client side: a response body over the transport's cap (HttpTransport::Options), refused before
+  // it could exhaust the pod's memory. Retrying the same request gets the same answer.
+  response_too_large,
 };
 
 const std::error_category& api_category();

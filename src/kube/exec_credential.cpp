@@ -1,7 +1,6 @@
 #include "kube/exec_credential.h"
 
 #include <glog/logging.h>
-#include <openssl/evp.h>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
@@ -45,15 +44,6 @@ std::string quoted(const std::string& s) {
 
 std::string plugin_what(const RestConfig& config) {
   return "exec plugin " + quoted(config.exec->command) + " (" + config.source + ")";
-}
-
-std::string base64(const std::string& bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(bytes.data()),
-                                static_cast<int>(bytes.size()));
-  out.resize(static_cast<std::size_t>(n));
-  return out;
 }
 
 // The first line of the plugin's stderr, bounded: enough to say why it failed.
@@ -234,7 +224,7 @@ std::string exec_info_json(const RestConfig& config) {
     }
     if (!config.ca_pem.empty()) {
       w.Key("certificate-authority-data");
-      w.String(base64(config.ca_pem));
+      w.String(encode_base64(config.ca_pem));
     }
     w.EndObject();
   }

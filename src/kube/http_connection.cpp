@@ -14,6 +14,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
 
 #include "kube/tls_context.h"
 #include "kube/transport_error.h"
@@ -72,13 +75,17 @@ bool HttpConnection::is_open() {
 awaitable<Result<Ok>> HttpConnection::connect(const HttpEndpoint& ep) {
   using namespace asio::experimental::awaitable_operators;
   auto ex = co_await asio::this_coro::executor;
-  const std::string where = ep.authority();
+  const std::string where = ep.proxy ? "proxy " + ep.proxy->host + ":" + ep.proxy->port + " (" +
+                                           ep.proxy->source + ") for " + ep.authority()
+                                     : ep.authority();
+  const std::string& dial_host = ep.proxy ? ep.proxy->host : ep.host;
+  const std::string& dial_port = ep.proxy ? ep.proxy->port : ep.port;
 
   // getaddrinfo cannot be interrupted; race it against the connect deadline.
   asio::ip::tcp::resolver resolver(ex);
   asio::steady_timer deadline(ex, ep.connect_timeout);
-  auto resolved =
-      co_await (resolver.async_resolve(ep.host, ep.port, kAwait) || deadline.async_wait(kAwait));
+  auto resolved = co_await (resolver.async_resolve(dial_host, dial_port, kAwait) ||
+                            deadline.async_wait(kAwait));
   if (resolved.index() == 1) {
     co_return transport_error(beast::error::timeout, "resolve " + where);
   }
@@ -90,6 +97,10 @@ awaitable<Result<Ok>> HttpConnection::connect(const HttpEndpoint& ep) {
   auto [cec, endpoint] = co_await tcp_stream.async_connect(results, kAwait);
   if (cec) co_return transport_error(cec, "connect to " + where);
   enable_tcp_keepalive(tcp_stream.socket());
+  if (ep.proxy) {
+    auto tunnel = co_await open_tunnel(ep);
+    if (!tunnel) co_return std::move(tunnel).error();
+  }
   if (!tls_) {
     tcp_stream.expires_never();
     co_return Ok{};
@@ -118,6 +129,39 @@ awaitable<Result<Ok>> HttpConnection::connect(const HttpEndpoint& ep) {
       what += ")";
     }
     co_return transport_error(hec, what);
+  }
+  co_return Ok{};
+}
+
+awaitable<Result<Ok>> HttpConnection::open_tunnel(const HttpEndpoint& ep) {
+  namespace http = beast::http;
+  const std::string where =
+      "proxy " + ep.proxy->host + ":" + ep.proxy->port + " (" + ep.proxy->source + ")";
+  auto& tcp_stream = tcp();
+  tcp_stream.expires_after(ep.connect_timeout);
+  http::request<http::empty_body> req{http::verb::connect, ep.authority(), 11};
+  req.set(http::field::host, ep.authority());
+  if (!ep.proxy->authorization.empty()) {
+    req.set(http::field::proxy_authorization, ep.proxy->authorization);
+  }
+  auto [wec, written] = co_await http::async_write(tcp_stream, req, kAwait);
+  if (wec) co_return transport_error(wec, "CONNECT " + ep.authority() + " via " + where);
+  // A CONNECT answer has no body to read: after a 2xx the bytes are the tunnel's.
+  http::response_parser<http::empty_body> parser;
+  parser.skip(true);
+  auto [rec, read] = co_await http::async_read(tcp_stream, buffer_, parser, kAwait);
+  if (rec) co_return transport_error(rec, "CONNECT " + ep.authority() + " via " + where);
+  const int status = parser.get().result_int();
+  if (status < 200 || status > 299) {
+    co_return transport_error(
+        boost::system::errc::make_error_code(boost::system::errc::connection_refused),
+        "CONNECT " + ep.authority() + " via " + where + " answered " + std::to_string(status));
+  }
+  // The server speaks only after we do, so nothing may follow the proxy's answer yet.
+  if (buffer_.size() != 0) {
+    co_return transport_error(
+        boost::system::errc::make_error_code(boost::system::errc::protocol_error),
+        "CONNECT " + ep.authority() + " via " + where + ": data before the request");
   }
   co_return Ok{};
 }

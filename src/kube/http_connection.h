@@ -9,8 +9,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "kube/rest_config.h"
 #include "kube/result.h"
 
 namespace kube {
@@ -26,6 +28,8 @@ struct HttpEndpoint {
   std::string tls_server_name;  // SNI and verified name; empty: host
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds handshake_timeout{10'000};
+  // Set: connect to the proxy and open a CONNECT tunnel to host:port through it (TLS runs inside).
+  std::optional<HttpProxy> proxy;
 
   std::string authority() const;  // host:port, IPv6 bracketed
 };
@@ -55,6 +59,12 @@ class HttpConnection {
     return f(*plain_);
   }
 
+  // Beast keeps a chunk header with its extensions, and the trailers, whole in the read buffer
+  // until their line ends; headers are bounded by the parser, body bytes leave the buffer as they
+  // are parsed. Without a maximum a server could make the buffer as large as it likes; with it a
+  // longer element fails the read with http::error::buffer_overflow.
+  static constexpr std::size_t kMaxReadBufferBytes = 256 * 1024;
+
   PlainStream& tcp();
   boost::beast::flat_buffer& buffer() { return buffer_; }
   // Closes the socket; pending operations complete with operation_aborted.
@@ -69,11 +79,14 @@ class HttpConnection {
   std::chrono::steady_clock::time_point idle_since{};
 
  private:
+  // After the TCP connection to the proxy: CONNECT host:port, and a 200 back.
+  boost::asio::awaitable<Result<Ok>> open_tunnel(const HttpEndpoint& endpoint);
+
   std::shared_ptr<boost::asio::ssl::context> tls_ctx_;
   // Exactly one is set, by whether the endpoint is https.
   std::unique_ptr<PlainStream> plain_;
   std::unique_ptr<TlsStream> tls_;
-  boost::beast::flat_buffer buffer_;
+  boost::beast::flat_buffer buffer_{kMaxReadBufferBytes};
 };
 
 }  // namespace kube

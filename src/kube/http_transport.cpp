@@ -4,6 +4,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/error.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
@@ -61,9 +62,11 @@ HttpTransport::HttpTransport(asio::any_io_executor ex, RestConfig config, Option
   endpoint_.port = config_.port;
   endpoint_.tls = config_.scheme == "https";
   endpoint_.tls_server_name = config_.tls_server_name;
+  endpoint_.proxy = config_.proxy;
   endpoint_.connect_timeout = options_.connect_timeout;
   endpoint_.handshake_timeout = options_.handshake_timeout;
   host_ = config_.authority();
+  impersonate_ = impersonation_headers(config_.impersonate);
   if (!tokens_) tokens_ = std::make_shared<TokenSource>(config_);
   // A static token cannot change; a token file or an exec plugin may have a newer credential.
   refreshable_ = config_.token.empty() && (!config_.token_file.empty() || config_.exec);
@@ -105,6 +108,7 @@ http::request<http::string_body> HttpTransport::build(const HttpRequest& request
   if (!credentials.authorization.empty()) {
     req.set(http::field::authorization, credentials.authorization);
   }
+  for (const auto& [name, value] : impersonate_) req.insert(name, value);
   if (!request.content_type.empty()) req.set(http::field::content_type, request.content_type);
   req.body() = request.body;
   req.prepare_payload();
@@ -156,6 +160,17 @@ void HttpTransport::follow_client_certificate(const TokenSource::Credentials& cr
   if (changed) pool_->retire_all();
 }
 
+ApiError HttpTransport::too_large(const std::string& what) const {
+  ApiError err;
+  err.code = make_error_code(Errc::response_too_large);
+  const std::size_t limit = options_.max_response_bytes;
+  const std::string size = limit % (1 << 20) == 0 ? std::to_string(limit >> 20) + " MiB"
+                           : limit % 1024 == 0    ? std::to_string(limit >> 10) + " KiB"
+                                                  : std::to_string(limit) + " bytes";
+  err.message = what + ": response larger than the " + size + " limit";
+  return err;
+}
+
 bool HttpTransport::refresh_credentials(const TokenSource::Credentials& used) {
   if (!refreshable_) return false;
   tokens_->invalidate(used);
@@ -201,8 +216,10 @@ awaitable<Result<HttpResponse>> HttpTransport::send(HttpRequest request) {
         continue;
       }
       count(0, request);
-      co_return transport_error(ex.ec, ex.failed_step + " " + std::string(method) + " " +
-                                           request.target + " to " + host_);
+      const std::string what =
+          ex.failed_step + " " + std::string(method) + " " + request.target + " to " + host_;
+      if (ex.ec == http::error::body_limit) co_return too_large(what);
+      co_return transport_error(ex.ec, what);
     }
     count(ex.response.status, request);
     VLOG(4) << method << " " << request.target << " -> " << ex.response.status;

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kube/client_certificate.h"
 #include "kube/connection_pool.h"
@@ -26,7 +28,8 @@ namespace kube {
 // HTTP/1.1 to one API server over Boost.Beast (+ OpenSSL for https): authentication headers, a
 // pool of keep-alive connections, deadlines on every phase, and the two retries client-go's
 // transport makes (a stale pooled connection for idempotent verbs; a 401 with a refreshable
-// credential). Runs on one io_context thread; no locks. Never logs headers or credentials.
+// credential). Impersonate-* headers go on every request when the config impersonates. Runs on one
+// io_context thread; no locks. Never logs headers or credentials.
 class HttpTransport {
  public:
   struct Options {
@@ -37,8 +40,10 @@ class HttpTransport {
     std::size_t max_idle_connections = 8;
     // The API server closes idle connections after a while; don't hand out older ones.
     std::chrono::milliseconds max_idle_time{std::chrono::seconds(60)};
-    // A single response (a list page) larger than this is refused.
-    std::size_t max_response_bytes = std::size_t{512} << 20;
+    // A single response (a list page) larger than this is refused (Errc::response_too_large). It is
+    // held as text and then parsed into a DOM of about the same size again, so 16 MiB keeps a page
+    // well inside deploy/base's 128 MiB memory limit; etcd stores objects of at most ~1.5 MiB.
+    std::size_t max_response_bytes = std::size_t{16} << 20;
   };
 
   // Builds the TLS context for https servers (throws ConfigError at start-up when the CA or client
@@ -82,6 +87,8 @@ class HttpTransport {
       const HttpRequest& request, const TokenSource::Credentials& credentials);
   boost::asio::awaitable<Exchange> exchange(
       HttpConnection& conn, boost::beast::http::request<boost::beast::http::string_body>& req);
+  // The error for a response body over options_.max_response_bytes.
+  ApiError too_large(const std::string& what) const;
   // After a 401 to a request made with `used`: whether a newer credential may exist, so the
   // request is worth one more try.
   bool refresh_credentials(const TokenSource::Credentials& used);
@@ -97,6 +104,7 @@ class HttpTransport {
   std::shared_ptr<ConnectionPool> pool_;
   HttpEndpoint endpoint_;
   std::string host_;
+  std::vector<std::pair<std::string, std::string>> impersonate_;  // Impersonate-* headers
   bool refreshable_ = false;
   std::size_t connections_opened_ = 0;
 };

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <glog/logging.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <pwd.h>
@@ -21,6 +22,8 @@
 #include <set>
 
 #include "kube/config_error.h"
+#include "kube/proxy_env.h"
+#include "kube/resource_path.h"
 
 namespace kube {
 namespace {
@@ -89,6 +92,35 @@ std::vector<std::string> get_string_list(const YAML::Node& map, const char* key,
   return out;
 }
 
+// The keys of `map` outside `known`, each as `"key" (line N)`. An unknown field would otherwise be
+// ignored, and the operator would run with a meaning the kubeconfig does not have.
+std::vector<std::string> unknown_fields(const YAML::Node& map,
+                                        std::initializer_list<std::string_view> known) {
+  std::vector<std::string> out;
+  if (!present(map) || !map.IsMap()) return out;
+  for (const auto& kv : map) {
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "(not a string)";
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    out.push_back(quoted(key) + " (line " + std::to_string(kv.first.Mark().line + 1) + ")");
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  return out;
+}
+
+// Refuses, at once, unknown keys of a map every use of the file reads (top level, list entries).
+void refuse_unknown(const YAML::Node& map, std::initializer_list<std::string_view> known,
+                    const std::string& file, const std::string& where) {
+  const auto unknown = unknown_fields(map, known);
+  if (!unknown.empty()) {
+    fail_at(file, map, where + ": field " + join(unknown) + " is not supported");
+  }
+}
+
 // Calls `each(name, body)` for every entry of a named list (clusters, users, contexts), rejecting
 // duplicates as client-go's conversion does.
 template <typename F>
@@ -102,6 +134,8 @@ void for_each_named(const YAML::Node& root, const char* list, const char* body_k
     if (!item.IsMap()) fail_at(file, item, std::string("each entry of ") + list + " must be a map");
     const std::string name = get_string(item, "name", file);
     if (name.empty()) fail_at(file, item, std::string("an entry of ") + list + " has no name");
+    refuse_unknown(item, {"name", body_key}, file,
+                   std::string("entry ") + quoted(name) + " of " + list);
     if (!seen.insert(name).second) {
       fail_at(file, item, std::string("duplicate name ") + quoted(name) + " in " + list);
     }
@@ -313,6 +347,15 @@ std::string read_config_file(const std::string& path, const std::string& what) {
   return out;
 }
 
+std::string encode_base64(const std::string& bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
 std::string decode_base64(std::string_view text, const std::string& what) {
   static const auto table = [] {
     std::array<int, 256> t{};
@@ -409,6 +452,11 @@ Kubeconfig Kubeconfig::parse(std::string_view yaml, const std::string& path) {
 
   const fs::path base = fs::path(path).parent_path();
   try {
+    // preferences and extensions carry settings for kubectl and other tools, not for a client.
+    refuse_unknown(root,
+                   {"apiVersion", "kind", "preferences", "clusters", "users", "contexts",
+                    "current-context", "extensions"},
+                   path, "top level");
     kc.current_context_ = get_string(root, "current-context", path);
 
     for_each_named(
@@ -420,6 +468,13 @@ Kubeconfig Kubeconfig::parse(std::string_view yaml, const std::string& path) {
           c.certificate_authority_data = get_string(b, "certificate-authority-data", path);
           c.insecure_skip_tls_verify = get_bool(b, "insecure-skip-tls-verify", path);
           c.tls_server_name = get_string(b, "tls-server-name", path);
+          c.proxy_url = get_string(b, "proxy-url", path);
+          // Responses are never compressed (no Accept-Encoding is sent), whatever this says.
+          get_bool(b, "disable-compression", path);
+          c.unsupported =
+              unknown_fields(b, {"server", "certificate-authority", "certificate-authority-data",
+                                 "insecure-skip-tls-verify", "tls-server-name", "proxy-url",
+                                 "disable-compression", "extensions"});
           c.file = path;
           kc.clusters_.emplace(name, std::move(c));
         });
@@ -434,11 +489,40 @@ Kubeconfig Kubeconfig::parse(std::string_view yaml, const std::string& path) {
       u.client_key_data = get_string(b, "client-key-data", path);
       u.username = get_string(b, "username", path);
       u.password = get_string(b, "password", path);
+      u.impersonate.user = get_string(b, "as", path);
+      u.impersonate.uid = get_string(b, "as-uid", path);
+      u.impersonate.groups = get_string_list(b, "as-groups", path);
+      if (const YAML::Node extra = child(b, "as-user-extra", path); present(extra)) {
+        if (!extra.IsMap()) fail_at(path, extra, "as-user-extra must map keys to lists of strings");
+        for (const auto& kv : extra) {
+          if (!kv.first.IsScalar()) fail_at(path, kv.first, "as-user-extra keys must be strings");
+          auto& values = u.impersonate.extra[kv.first.Scalar()];
+          if (!present(kv.second)) continue;
+          if (!kv.second.IsSequence()) {
+            fail_at(path, kv.second,
+                    "as-user-extra " + kv.first.Scalar() + " must be a list of strings");
+          }
+          for (const YAML::Node& v : kv.second) {
+            if (!v.IsScalar()) {
+              fail_at(path, v, "as-user-extra " + kv.first.Scalar() + " must be a list of strings");
+            }
+            values.push_back(v.Scalar());
+          }
+        }
+      }
+      u.unsupported = unknown_fields(
+          b, {"token", "tokenFile", "client-certificate", "client-certificate-data", "client-key",
+              "client-key-data", "username", "password", "as", "as-uid", "as-groups",
+              "as-user-extra", "auth-provider", "exec", "extensions"});
       if (const YAML::Node ap = child(b, "auth-provider", path); present(ap)) {
         u.auth_provider = get_string(ap, "name", path);
         if (u.auth_provider.empty()) u.auth_provider = "(unnamed)";
       }
       if (const YAML::Node e = child(b, "exec", path); present(e)) {
+        for (auto& field : unknown_fields(e, {"apiVersion", "command", "args", "env", "installHint",
+                                              "provideClusterInfo", "interactiveMode"})) {
+          u.unsupported.push_back("exec " + field);
+        }
         ExecConfig exec;
         exec.api_version = get_string(e, "apiVersion", path);
         exec.command = get_string(e, "command", path);
@@ -452,6 +536,9 @@ Kubeconfig Kubeconfig::parse(std::string_view yaml, const std::string& path) {
           if (!env.IsSequence()) fail_at(path, env, "exec env must be a list of name/value");
           for (const YAML::Node& item : env) {
             if (!item.IsMap()) fail_at(path, item, "exec env must be a list of name/value");
+            for (auto& field : unknown_fields(item, {"name", "value"})) {
+              u.unsupported.push_back("exec env " + field);
+            }
             exec.env.emplace_back(get_string(item, "name", path), get_string(item, "value", path));
           }
         }
@@ -464,15 +551,16 @@ Kubeconfig Kubeconfig::parse(std::string_view yaml, const std::string& path) {
       kc.users_.emplace(name, std::move(u));
     });
 
-    for_each_named(root, "contexts", "context", path,
-                   [&](const std::string& name, const YAML::Node& b) {
-                     Context c;
-                     c.cluster = get_string(b, "cluster", path);
-                     c.user = get_string(b, "user", path);
-                     c.namespace_ = get_string(b, "namespace", path);
-                     c.file = path;
-                     kc.contexts_.emplace(name, std::move(c));
-                   });
+    for_each_named(
+        root, "contexts", "context", path, [&](const std::string& name, const YAML::Node& b) {
+          Context c;
+          c.cluster = get_string(b, "cluster", path);
+          c.user = get_string(b, "user", path);
+          c.namespace_ = get_string(b, "namespace", path);
+          c.unsupported = unknown_fields(b, {"cluster", "user", "namespace", "extensions"});
+          c.file = path;
+          kc.contexts_.emplace(name, std::move(c));
+        });
   } catch (const YAML::Exception& e) {
     throw ConfigError("kubeconfig " + path + " line " + std::to_string(e.mark.line + 1) + ": " +
                       e.msg);
@@ -509,11 +597,26 @@ RestConfig Kubeconfig::resolve(const std::string& context) const {
   }
   const Context& c = ctx->second;
   const std::string ctx_what = "context " + quoted(name) + " in kubeconfig " + c.file;
+  // Fields of entries this context does not use are not checked, as kubectl ignores them too.
+  const auto refuse_unsupported = [](const std::vector<std::string>& fields,
+                                     const std::string& what) {
+    if (fields.empty()) return;
+    throw ConfigError(what + (fields.size() == 1 ? ": field " : ": fields ") + join(fields) +
+                      (fields.size() == 1 ? " is" : " are") + " not supported by this operator");
+  };
+  refuse_unsupported(c.unsupported, ctx_what);
 
   RestConfig rc;
   rc.source = source() + " context " + name;
   rc.context_name = name;
-  if (!c.namespace_.empty()) rc.default_namespace = c.namespace_;
+  if (!c.namespace_.empty()) {
+    // It becomes a URL path segment (the Lease's namespace): refuse one that would change the path.
+    const std::string why = ResourcePath::from_api_version("v1", "pods")
+                                .in_namespace(c.namespace_)
+                                .invalid_reason(ResourcePath::Target::collection);
+    if (!why.empty()) throw ConfigError(ctx_what + ": " + why);
+    rc.default_namespace = c.namespace_;
+  }
 
   // Cluster.
   if (c.cluster.empty()) throw ConfigError(ctx_what + " names no cluster");
@@ -524,6 +627,14 @@ RestConfig Kubeconfig::resolve(const std::string& context) const {
   const Cluster& cluster = cl->second;
   const std::string cluster_what =
       "cluster " + quoted(c.cluster) + " in kubeconfig " + cluster.file;
+  refuse_unsupported(cluster.unsupported, cluster_what);
+  if (!cluster.proxy_url.empty()) {
+    try {
+      rc.proxy = parse_proxy_url("proxy-url", cluster.proxy_url);
+    } catch (const ConfigError& e) {
+      throw ConfigError(cluster_what + ": " + e.what());
+    }
+  }
   if (cluster.insecure_skip_tls_verify &&
       (!cluster.certificate_authority.empty() || !cluster.certificate_authority_data.empty())) {
     // client-go rejects this too: the CA would silently be ignored.
@@ -554,6 +665,11 @@ RestConfig Kubeconfig::resolve(const std::string& context) const {
     user = &u->second;
     user_what = "user " + quoted(c.user) + " in kubeconfig " + user->file;
   }
+  refuse_unsupported(user->unsupported, user_what);
+  if (std::string why = impersonation_problem(user->impersonate); !why.empty()) {
+    throw ConfigError(user_what + ": " + why);
+  }
+  rc.impersonate = user->impersonate;
   if (!user->auth_provider.empty()) {
     throw ConfigError(user_what + ": auth-provider " + quoted(user->auth_provider) +
                       " is not supported; use an exec credential plugin");
@@ -625,7 +741,9 @@ RestConfig Kubeconfig::resolve(const std::string& context) const {
 
 // ---- Precedence. ----
 
-RestConfig load_rest_config(const LoadOptions& options) {
+namespace {
+
+RestConfig load_unchecked(const LoadOptions& options) {
   if (!options.explicit_path.empty()) {
     if (!file_exists(options.explicit_path)) {
       throw ConfigError("kubeconfig " + options.explicit_path +
@@ -689,6 +807,24 @@ RestConfig load_rest_config(const LoadOptions& options) {
       "no configuration found: no --kubeconfig, KUBECONFIG is not set, no in-cluster "
       "service account, and " +
       path + " does not exist");
+}
+
+}  // namespace
+
+RestConfig load_rest_config(const LoadOptions& options) {
+  RestConfig config = load_unchecked(options);
+  // As client-go: proxy-url wins; else the environment, unless NO_PROXY exempts the server.
+  if (!config.proxy) {
+    if (const auto var = proxy_variable(config, options.env)) {
+      try {
+        config.proxy = parse_proxy_url(*var, options.env(*var).value_or(""));
+      } catch (const ConfigError& e) {
+        throw ConfigError(std::string(e.what()) + "; unset " + *var + " or list " + config.host +
+                          " in NO_PROXY (" + config.source + ")");
+      }
+    }
+  }
+  return config;
 }
 
 }  // namespace kube

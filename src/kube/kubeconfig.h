@@ -55,7 +55,9 @@ class Kubeconfig {
     std::string certificate_authority_data;  // base64, decoded at resolve time
     bool insecure_skip_tls_verify = false;
     std::string tls_server_name;
-    std::string file;  // the kubeconfig that defined it
+    std::string proxy_url;
+    std::vector<std::string> unsupported;  // fields the loader does not implement, with lines
+    std::string file;                      // the kubeconfig that defined it
   };
   struct User {
     std::string token;
@@ -67,13 +69,16 @@ class Kubeconfig {
     std::string username;
     std::string password;
     std::optional<ExecConfig> exec;
+    Impersonation impersonate;
     std::string auth_provider;  // legacy in-tree provider name; unsupported, named in the error
+    std::vector<std::string> unsupported;
     std::string file;
   };
   struct Context {
     std::string cluster;
     std::string user;
     std::string namespace_;
+    std::vector<std::string> unsupported;
     std::string file;
   };
 
@@ -92,6 +97,8 @@ class Kubeconfig {
 
 // The whole file; `what` says which field referenced it.
 std::string read_config_file(const std::string& path, const std::string& what);
+// Standard base64 with padding (basic auth headers).
+std::string encode_base64(const std::string& bytes);
 // Decodes standard base64 (whitespace ignored), as kubeconfig *-data fields are encoded.
 std::string decode_base64(std::string_view text, const std::string& what);
 // At least one X.509 certificate in PEM; every PEM block in the text must be a valid certificate.

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "kube/impersonation.h"
+
 namespace kube {
 
 // An exec credential plugin as a kubeconfig user names it (client.authentication.k8s.io).
@@ -17,6 +19,15 @@ struct ExecConfig {
   std::string install_hint;
   bool provide_cluster_info = false;
   std::string interactive_mode;  // Never, IfAvailable, Always
+};
+
+// An HTTP proxy the connection tunnels through with CONNECT: kubeconfig proxy-url, else
+// HTTPS_PROXY/HTTP_PROXY unless NO_PROXY exempts the server.
+struct HttpProxy {
+  std::string host;  // name or IP (IPv6 without brackets)
+  std::string port;
+  std::string authorization;  // "Basic ..." from the URL's user info: a credential, never logged
+  std::string source;         // "proxy-url", "HTTPS_PROXY", ... for messages
 };
 
 // Everything needed to reach one API server, resolved from a kubeconfig or the in-cluster layout.
@@ -31,6 +42,7 @@ struct RestConfig {
   std::string ca_pem;            // empty: system trust store
   bool insecure_skip_tls_verify = false;
   std::string tls_server_name;  // SNI and hostname to verify; empty: host
+  std::optional<HttpProxy> proxy;
 
   // Credentials: at most one kind is used, in this order: client cert, token, token file, exec,
   // basic. A client certificate may be combined with a bearer token, as client-go allows.
@@ -44,6 +56,7 @@ struct RestConfig {
   std::string username;
   std::string password;
   std::optional<ExecConfig> exec;
+  Impersonation impersonate;  // sent as Impersonate-* headers on every request
 
   // Where this config came from, for messages ("kubeconfig /root/.kube/config context kind").
   std::string source;

@@ -1,7 +1,6 @@
 #include "kube/token_source.h"
 
 #include <glog/logging.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -21,15 +20,6 @@ std::string trim(std::string s) {
   s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
   s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
   return s;
-}
-
-std::string base64(const std::string& bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(bytes.data()),
-                                static_cast<int>(bytes.size()));
-  out.resize(static_cast<std::size_t>(n));
-  return out;
 }
 
 }  // namespace
@@ -99,7 +89,7 @@ std::string TokenSource::file_or_static_token() {
 }
 
 std::string TokenSource::basic() {
-  return username_.empty() ? std::string() : "Basic " + base64(username_ + ":" + password_);
+  return username_.empty() ? std::string() : "Basic " + encode_base64(username_ + ":" + password_);
 }
 
 boost::asio::awaitable<TokenSource::Credentials> TokenSource::credentials() {

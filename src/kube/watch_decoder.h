@@ -32,7 +32,9 @@ struct WatchDecodeError {
 // max_line_bytes (plus the event being decoded).
 class WatchDecoder {
  public:
-  static constexpr std::size_t kDefaultMaxLineBytes = 64u << 20;
+  // etcd refuses objects over ~1.5 MiB, so a longer event is not a Kubernetes object; 16 MiB keeps
+  // the line and its parsed copy well inside deploy/base's 128 MiB memory limit.
+  static constexpr std::size_t kDefaultMaxLineBytes = 16u << 20;
   // Go's encoding/json refuses deeper nesting than 10000; real objects stay far below this, and a
   // bound keeps recursive consumers (writers, copies) of a decoded object off the stack limit.
   static constexpr int kMaxJsonDepth = 1000;

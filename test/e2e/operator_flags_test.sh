@@ -10,6 +10,18 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 printf 'apiVersion: v1\nkind: Config\nclusters: [\n' > "$tmp/malformed"
 printf 'apiVersion: v1\nkind: Config\ncurrent-context: nowhere\n' > "$tmp/no-context"
+# kubeconfig NAME SERVER CLUSTER-LINES USER-LINES: one context "c" with a token user.
+kubeconfig() {
+  printf 'apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n    server: %s\n%busers:\n- name: u\n  user:\n    token: t\n%bcontexts:\n- name: c\n  context: {cluster: k, user: u}\n' \
+    "$2" "$3" "$4" > "$tmp/$1"
+}
+# A scoped IPv6 tls-server-name cannot be verified; it must not turn host verification off.
+kubeconfig scoped-sni https://127.0.0.1:1 "    tls-server-name: fe80::1%eth0\n" ""
+kubeconfig unknown-user-field https://127.0.0.1:1 "" "    act-as: root\n"
+kubeconfig unknown-cluster-field https://127.0.0.1:1 "    tls-min-version: \"1.3\"\n" ""
+kubeconfig socks-proxy https://127.0.0.1:1 "    proxy-url: socks5://127.0.0.1:1080\n" ""
+kubeconfig https-proxy https://127.0.0.1:1 "    proxy-url: https://127.0.0.1:3128\n" ""
+kubeconfig remote https://api.invalid:6443 "" ""
 
 # usage_error ARGS...: the binary exits 2 with one stderr line and no trace.
 usage_error() {
@@ -48,4 +60,30 @@ usage_error --kubeconfig "$tmp/absent"
 usage_error --kubeconfig "$tmp/malformed"
 usage_error --kubeconfig "$tmp/no-context"
 usage_error --kubeconfig "$tmp"
+# Names that become URL path segments and would address another path (issue 12 item 7), with a
+# kubeconfig that is otherwise fine: refused before any request.
+path_error() { usage_error "$@"; grep -q 'may not' "$tmp/err" || fail "$*: $(cat "$tmp/err")"; }
+for bad in .. a/b a%2Fb; do
+  path_error --kubeconfig "$tmp/remote" --namespace "$bad"
+  path_error --kubeconfig "$tmp/remote" --leader-elect --leader-election-namespace "$bad"
+  path_error --kubeconfig "$tmp/remote" --leader-elect --leader-election-id "$bad"
+done
+path_error --kubeconfig "$tmp/remote" --leader-elect --leader-election-id ""
+kubeconfig bad-namespace https://127.0.0.1:1 "" ""
+sed -i 's/context: {cluster: k, user: u}/context: {cluster: k, user: u, namespace: ..}/' "$tmp/bad-namespace"
+path_error --kubeconfig "$tmp/bad-namespace" --leader-elect
+# Kubeconfigs that ask for something the client does not do (issue 12): refused, never ignored.
+usage_error --kubeconfig "$tmp/scoped-sni"
+grep -q 'tls-server-name "fe80::1%eth0" cannot be verified' "$tmp/err" || fail "scoped-sni: $(cat "$tmp/err")"
+usage_error --kubeconfig "$tmp/unknown-user-field"
+grep -q 'field "act-as" (line 12) is not supported' "$tmp/err" || fail "act-as: $(cat "$tmp/err")"
+usage_error --kubeconfig "$tmp/unknown-cluster-field"
+grep -q 'field "tls-min-version"' "$tmp/err" || fail "tls-min-version: $(cat "$tmp/err")"
+usage_error --kubeconfig "$tmp/socks-proxy"
+grep -q 'scheme socks5 is not supported' "$tmp/err" || fail "socks5: $(cat "$tmp/err")"
+usage_error --kubeconfig "$tmp/https-proxy"
+grep -q 'proxy-url names an https proxy: scheme https is not supported' "$tmp/err" ||
+  fail "proxy-url: $(cat "$tmp/err")"
+HTTPS_PROXY=socks5://proxy.invalid:1080 usage_error --kubeconfig "$tmp/remote"
+grep -q 'HTTPS_PROXY names a socks5 proxy' "$tmp/err" || fail "HTTPS_PROXY: $(cat "$tmp/err")"
 echo "PASS: operator_flags"

@@ -14,7 +14,7 @@ build_dir=$(cd "$2" && pwd) || exit 2
 shift 2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 targets=("$@")
-[[ ${#targets[@]} -eq 0 ]] && targets=(watch_decoder_fuzz api_error_fuzz)
+[[ ${#targets[@]} -eq 0 ]] && targets=(watch_decoder_fuzz api_error_fuzz http_framing_fuzz)
 
 status=0
 for target in "${targets[@]}"; do

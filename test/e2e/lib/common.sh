@@ -76,6 +76,13 @@ sample_app() {
 OP_LOG_DIR=${OP_LOG_DIR:-$(mktemp -d /tmp/asop-e2e-logs.XXXXXX)}
 OPERATOR_PIDS=()
 start_operator() {
+  launch_operator "$@"
+  local health_var="OP_HEALTH_$1"
+  eventually 60 curl -fsS "127.0.0.1:${!health_var}/readyz"
+}
+# launch_operator NAME [FLAGS...]: start_operator without waiting for /readyz (for one that must
+# not get ready).
+launch_operator() {
   local name=$1; shift
   local metrics health
   metrics=$(free_port); health=$(free_port "$metrics")
@@ -87,7 +94,17 @@ start_operator() {
   printf -v "OP_PID_$name" '%s' "$pid"
   printf -v "OP_METRICS_$name" '%s' "$metrics"
   printf -v "OP_HEALTH_$name" '%s' "$health"
-  eventually 60 curl -fsS "127.0.0.1:$health/readyz"
+}
+# converge_app NS NAME: a one-replica AppService NAME in NS, Available within 90 s.
+converge_app() {
+  kubectl -n "$1" apply -f - >/dev/null <<YAML
+apiVersion: app.example.com/v1
+kind: AppService
+metadata: {name: $2}
+spec: {size: 1, image: nginx:1.27, ports: [{port: 80}]}
+YAML
+  eventually 90 value_is True kubectl -n "$1" get "appservice/$2" \
+    -o 'jsonpath={.status.conditions[?(@.type=="Available")].status}'
 }
 # stop_operator PID [SIGNAL]: signals it and waits; returns its exit code.
 stop_operator() {

@@ -106,6 +106,20 @@ TEST_CASE("informer: other list failures back off, then relist", "[informer]") {
   CHECK(std::holds_alternative<DoList>(r.next));
 }
 
+TEST_CASE("informer: a list over the response cap backs off, then lists from etcd in pages",
+          "[informer]") {
+  auto r = step({}, Start{});
+  REQUIRE(std::get<DoList>(r.next).resource_version == "0");  // the watch cache: one response
+  r = step(std::move(r.state), ListFailed{error_of(kube::Errc::response_too_large)});
+  CHECK(r.state.phase == Phase::backing_off);
+  REQUIRE(std::holds_alternative<DoBackoff>(r.next));
+  CHECK(std::get<DoBackoff>(r.next).why.find("test") != std::string::npos);
+  r = step(std::move(r.state), BackoffDone{});
+  REQUIRE(std::holds_alternative<DoList>(r.next));
+  CHECK(std::get<DoList>(r.next).resource_version.empty());  // etcd honours the limit
+  CHECK(std::get<DoList>(r.next).paginate);
+}
+
 TEST_CASE("informer: 429 carries Retry-After into the backoff", "[informer]") {
   auto r = step({}, Start{});
   r = step(std::move(r.state),

@@ -81,7 +81,9 @@ awaitable<void> FakeApiServer::serve(std::shared_ptr<beast::tcp_stream> stream, 
                  field(req, http::field::user_agent),
                  field(req, http::field::accept),
                  index,
-                 n};
+                 n,
+                 {}};
+    for (const auto& f : req) seen.headers.emplace_back(f.name_string(), f.value());
     seen_.push_back(seen);
     Reply reply = handler_(seen);
     if (reply.kind == Reply::Kind::close) {

@@ -31,8 +31,9 @@ class FakeApiServer {
     std::string content_type;
     std::string user_agent;
     std::string accept;
-    int connection = 0;             // 1-based, in accept order
-    int request_on_connection = 0;  // 1-based
+    int connection = 0;                                        // 1-based, in accept order
+    int request_on_connection = 0;                             // 1-based
+    std::vector<std::pair<std::string, std::string>> headers;  // every header, in order
   };
   struct Reply {
     enum class Kind { respond, close, hang, stream };

@@ -13,9 +13,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "async_test.h"
 #include "fake_api_server.h"
+#include "http_test_support.h"
 #include "kube/token_source.h"
 
 namespace asio = boost::asio;
@@ -25,23 +27,14 @@ using kube::Errc;
 using kube::HttpRequest;
 using kube::HttpTransport;
 using kube::testing::FakeApiServer;
+using kube::testing::get;
 using kube::testing::run_async;
 using namespace std::chrono_literals;
 
 namespace {
 
 kube::RestConfig plain_config(const FakeApiServer& server) {
-  kube::RestConfig c;
-  c.scheme = "http";
-  c.host = "127.0.0.1";
-  c.port = std::to_string(server.port());
-  return c;
-}
-
-HttpRequest get(std::string target) {
-  HttpRequest r;
-  r.target = std::move(target);
-  return r;
+  return kube::testing::plain_config(server.port());
 }
 
 HttpRequest post(std::string target) {
@@ -78,6 +71,26 @@ struct TempTokenFile {
     std::filesystem::rename(tmp, path);
   }
 };
+
+// What a server answering 200 saw of one GET sent with plain_config changed by `edit`.
+FakeApiServer::Request one_get(const std::function<void(kube::RestConfig&)>& edit) {
+  asio::io_context io;
+  FakeApiServer server(
+      io, [](const FakeApiServer::Request&) { return FakeApiServer::Reply::json(200, "{}"); });
+  auto config = plain_config(server);
+  edit(config);
+  auto transport = make_transport(io, config);
+  run_async(
+      io,
+      [&]() -> awaitable<void> {
+        // Never co_await inside a Catch2 macro: GCC 12 may evaluate it twice.
+        auto res = co_await transport->send(get("/api"));
+        REQUIRE(res.ok());
+      }(),
+      [&] { server.stop(); });
+  REQUIRE(server.requests() == 1);
+  return server.seen()[0];
+}
 
 }  // namespace
 
@@ -249,23 +262,11 @@ TEST_CASE("a 401 with a static token is returned without a retry", "[http]") {
 }
 
 TEST_CASE("basic auth from username and password", "[http]") {
-  asio::io_context io;
-  FakeApiServer server(
-      io, [](const FakeApiServer::Request&) { return FakeApiServer::Reply::json(200, "{}"); });
-  auto config = plain_config(server);
-  config.username = "admin";
-  config.password = "secret";
-  auto transport = make_transport(io, config);
-  run_async(
-      io,
-      [&]() -> awaitable<void> {
-        // Never co_await inside a Catch2 macro: GCC 12 may evaluate it twice.
-        auto res = co_await transport->send(get("/api"));
-        REQUIRE(res.ok());
-      }(),
-      [&] { server.stop(); });
-  REQUIRE(server.requests() == 1);
-  CHECK(server.seen()[0].authorization == "Basic YWRtaW46c2VjcmV0");
+  const auto seen = one_get([](kube::RestConfig& config) {
+    config.username = "admin";
+    config.password = "secret";
+  });
+  CHECK(seen.authorization == "Basic YWRtaW46c2VjcmV0");
 }
 
 TEST_CASE("a server that never answers fails with timeout within the deadline", "[http]") {
@@ -365,4 +366,58 @@ TEST_CASE("a TLS handshake that never completes fails with timeout", "[http]") {
       });
   CHECK(took >= 200ms);
   CHECK(took < 2s);
+}
+
+TEST_CASE("impersonation sends Impersonate-* headers on every request and stream", "[http]") {
+  asio::io_context io;
+  FakeApiServer server(io, [](const FakeApiServer::Request& r) {
+    if (r.target.find("watch=1") != std::string::npos) {
+      return FakeApiServer::Reply::stream_of({});
+    }
+    return FakeApiServer::Reply::json(200, "{}");
+  });
+  auto config = plain_config(server);
+  config.token = "t";
+  config.impersonate.user = "system:serviceaccount:ns:sa";
+  config.impersonate.uid = "1234";
+  config.impersonate.groups = {"devs", "system:authenticated"};
+  config.impersonate.extra = {{"scopes", {"view", "edit"}}, {"a/b%c d", {"x"}}};
+  auto transport = make_transport(io, config);
+  run_async(
+      io,
+      [&]() -> awaitable<void> {
+        auto res = co_await transport->send(get("/api"));
+        REQUIRE(res.ok());
+        auto again = co_await transport->send(post("/api/v1/namespaces/ns/configmaps"));
+        REQUIRE(again.ok());
+        auto stream = co_await transport->open_stream(get("/api/v1/pods?watch=1"));
+        REQUIRE(stream.ok());
+        (*stream)->cancel();
+      }(),
+      [&] { server.stop(); });
+  REQUIRE(server.requests() == 3);
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"Impersonate-User", "system:serviceaccount:ns:sa"},
+      {"Impersonate-Uid", "1234"},
+      {"Impersonate-Group", "devs"},
+      {"Impersonate-Group", "system:authenticated"},
+      // client-go's headerKeyEscape: bytes that are not token characters, and '%', are encoded.
+      {"Impersonate-Extra-a%2Fb%25c%20d", "x"},
+      {"Impersonate-Extra-scopes", "view"},
+      {"Impersonate-Extra-scopes", "edit"},
+  };
+  for (const auto& seen : server.seen()) {
+    std::vector<std::pair<std::string, std::string>> got;
+    for (const auto& h : seen.headers) {
+      if (h.first.rfind("Impersonate-", 0) == 0) got.push_back(h);
+    }
+    CHECK(got == want);
+    CHECK(seen.authorization == "Bearer t");
+  }
+}
+
+TEST_CASE("no Impersonate-* header without impersonation", "[http]") {
+  for (const auto& h : one_get([](kube::RestConfig&) {}).headers) {
+    CHECK(h.first.rfind("Impersonate", 0) != 0);
+  }
 }

@@ -13,6 +13,7 @@
 
 #include "kube/config_error.h"
 #include "kube/in_cluster_config.h"
+#include "kube/proxy_env.h"
 #include "kube/token_source.h"
 
 namespace {
@@ -660,4 +661,204 @@ TEST_CASE("TokenSource: a static token wins over the token file, start-up errors
   empty.token_file = dir.write("empty", " \n");
   CHECK(error_of([&] { kube::TokenSource{empty}; }) ==
         "token file " + empty.token_file + " (kubeconfig /k context c): file is empty");
+}
+
+// ---- Every field honoured or refused. ----
+
+namespace {
+
+// A kubeconfig with one context "c" whose cluster and user bodies are `cluster` and `user` (YAML
+// lines, already indented by 4), plus `extra` at the end.
+std::string one_context(const std::string& cluster, const std::string& user,
+                        const std::string& extra = "") {
+  return "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+         "clusters:\n- name: k\n  cluster:\n    server: https://api.example.com\n"
+         "    insecure-skip-tls-verify: true\n" +
+         cluster + "users:\n- name: u\n  user:\n    token: a-secret-token\n" + user +
+         "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n" + extra;
+}
+
+RestConfig resolve_text(const std::string& yaml) {
+  return Kubeconfig::parse(yaml, "/k/config").resolve();
+}
+
+std::string resolve_error(const std::string& yaml) {
+  std::string msg = error_of([&] { resolve_text(yaml); });
+  check_clean(msg);
+  return msg;
+}
+
+}  // namespace
+
+TEST_CASE("impersonation fields become RestConfig::impersonate", "[kubeconfig]") {
+  const RestConfig rc = resolve_text(one_context("",
+                                                 "    as: system:serviceaccount:team:bot\n"
+                                                 "    as-uid: \"42\"\n"
+                                                 "    as-groups: [devs, ops]\n"
+                                                 "    as-user-extra:\n"
+                                                 "      scopes: [view, edit]\n"
+                                                 "      empty: []\n"));
+  CHECK(rc.impersonate.user == "system:serviceaccount:team:bot");
+  CHECK(rc.impersonate.uid == "42");
+  CHECK(rc.impersonate.groups == std::vector<std::string>{"devs", "ops"});
+  CHECK(rc.impersonate.extra == std::map<std::string, std::vector<std::string>>{
+                                    {"scopes", {"view", "edit"}}, {"empty", {}}});
+  CHECK(resolve_text(one_context("", "")).impersonate.empty());
+}
+
+TEST_CASE("impersonation without a user, or with a header-splitting value, is refused",
+          "[kubeconfig]") {
+  const std::string who = "user \"u\" in kubeconfig /k/config: ";
+  CHECK(resolve_error(one_context("", "    as-groups: [devs]\n")) ==
+        who + "as-groups, as-uid and as-user-extra need as (the user to impersonate)");
+  CHECK(resolve_error(one_context("", "    as-uid: \"1\"\n")) ==
+        who + "as-groups, as-uid and as-user-extra need as (the user to impersonate)");
+  CHECK(resolve_error(one_context("", "    as: \"bob\\r\\nX-Evil: 1\"\n")) ==
+        who + "as contains a control character");
+  CHECK(resolve_error(one_context("", "    as: bob\n    as-user-extra: {k: \"a\\nb\"}\n")) ==
+        "kubeconfig /k/config line 14: as-user-extra k must be a list of strings");
+  CHECK(resolve_error(one_context("", "    as: bob\n    as-user-extra: {k: [\"a\\nb\"]}\n")) ==
+        who + "as-user-extra k has a value with a control character");
+}
+
+TEST_CASE("a field the loader does not implement is refused, naming it", "[kubeconfig]") {
+  // User, cluster, context and exec level: refused when the context uses the entry.
+  CHECK(resolve_error(one_context("", "    act-as: root\n")) ==
+        "user \"u\" in kubeconfig /k/config: field \"act-as\" (line 13) is not supported by this "
+        "operator");
+  CHECK(resolve_error(one_context("    proxy: http://p\n    tls-min: \"1.3\"\n", "")) ==
+        "cluster \"k\" in kubeconfig /k/config: fields \"proxy\" (line 9), \"tls-min\" (line 10) "
+        "are not supported by this operator");
+  CHECK(resolve_error(one_context("", "", "    namespaces: [a]\n")) ==
+        "context \"c\" in kubeconfig /k/config: field \"namespaces\" (line 18) is not supported "
+        "by this operator");
+  CHECK(resolve_error(one_context("",
+                                  "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+                                  "      command: x\n      interactiveMode: Never\n"
+                                  "      timeout: 5s\n")) ==
+        "user \"u\" in kubeconfig /k/config: field exec \"timeout\" (line 17) is not supported by "
+        "this operator");
+  // Top level and list entries: refused when the file is read.
+  CHECK(error_of(
+            [] { Kubeconfig::parse(one_context("", "", "current-contxt: c\n"), "/k/config"); }) ==
+        "kubeconfig /k/config line 1: top level: field \"current-contxt\" (line 18) is not "
+        "supported");
+  CHECK(error_of([] {
+          Kubeconfig::parse("users:\n- name: u\n  user: {token: t}\n  users: {}\n", "/k/config");
+        }) ==
+        "kubeconfig /k/config line 2: entry \"u\" of users: field \"users\" (line 4) is not "
+        "supported");
+}
+
+TEST_CASE("a context namespace that would change a URL path is refused", "[kubeconfig]") {
+  for (const std::string bad : {"..", "a/b", "a%2Fb"}) {
+    const std::string msg = resolve_error(one_context("", "", "    namespace: \"" + bad + "\"\n"));
+    CHECK(msg.starts_with("context \"c\" in kubeconfig /k/config: namespace may not "));
+  }
+  CHECK(resolve_text(one_context("", "", "    namespace: team-a\n")).default_namespace == "team-a");
+}
+
+TEST_CASE("unused entries, extensions and disable-compression are accepted", "[kubeconfig]") {
+  const auto kc = Kubeconfig::parse(
+      one_context("    disable-compression: true\n    extensions:\n    - name: x\n"
+                  "      extension: {}\n"
+                  "- name: unused\n  cluster: {server: https://b.example.com, lost: 1}\n",
+                  "    extensions: []\n",
+                  "    extensions: []\n- name: other\n  context: {cluster: unused, user: u}\n"
+                  "preferences: {}\nextensions: []\n"),
+      "/k/config");
+  // Context "c" does not use cluster "unused", so its unsupported field does not matter: kubectl
+  // ignores entries it does not use. Context "other" uses it.
+  CHECK(kc.resolve("c").host == "api.example.com");
+  CHECK(error_of([&] { kc.resolve("other"); }) ==
+        "cluster \"unused\" in kubeconfig /k/config: field \"lost\" (line 14) is not supported by "
+        "this operator");
+  CHECK(error_of([&] { resolve_text(one_context("    disable-compression: maybe\n", "")); }) ==
+        "kubeconfig /k/config line 9: disable-compression must be true or false");
+}
+
+TEST_CASE("proxy-url: an http proxy is used, another scheme is a one-line error", "[kubeconfig]") {
+  const RestConfig rc =
+      resolve_text(one_context("    proxy-url: http://user:pa55word-in-url@proxy:3128\n", ""));
+  REQUIRE(rc.proxy);
+  CHECK(rc.proxy->host == "proxy");
+  CHECK(rc.proxy->port == "3128");
+  CHECK(rc.proxy->authorization == "Basic dXNlcjpwYTU1d29yZC1pbi11cmw=");
+  CHECK(rc.proxy->source == "proxy-url");
+  CHECK_FALSE(resolve_text(one_context("", "")).proxy);
+  // Never the URL in the message: it may carry a password.
+  CHECK(resolve_error(one_context("    proxy-url: socks5://u:pa55word-in-url@proxy:1080\n", "")) ==
+        "cluster \"k\" in kubeconfig /k/config: proxy-url names a socks5 proxy: scheme socks5 is "
+        "not supported (only http:// proxies, through CONNECT)");
+}
+
+TEST_CASE("HTTPS_PROXY is used for the server unless NO_PROXY exempts it", "[kubeconfig]") {
+  TempDir dir;
+  const std::string path = dir.write("config", one_context("", ""));
+  const auto load = [&](std::map<std::string, std::string> env) {
+    LoadOptions o = isolated(std::move(env));
+    o.explicit_path = path;
+    return kube::load_rest_config(o);
+  };
+  CHECK_FALSE(load({}).proxy);
+  CHECK_FALSE(load({{"HTTP_PROXY", "http://p:3128"}}).proxy);  // only for http servers
+  CHECK_FALSE(load({{"HTTPS_PROXY", ""}}).proxy);
+  const auto via = load({{"HTTPS_PROXY", "http://p:3128"}}).proxy;
+  REQUIRE(via);
+  CHECK(via->host == "p");
+  CHECK(via->source == "HTTPS_PROXY");
+  CHECK(load({{"https_proxy", "q"}}).proxy->host == "q");
+  const std::string msg = error_of([&] {
+    load({{"HTTPS_PROXY", "socks5://u:pa55word-in-url@p"}});
+  });
+  check_clean(msg);
+  CHECK(msg ==
+        "HTTPS_PROXY names a socks5 proxy: scheme socks5 is not supported (only http:// proxies, "
+        "through CONNECT); unset HTTPS_PROXY or list api.example.com in NO_PROXY (kubeconfig " +
+            path + " context c)");
+  CHECK_FALSE(load({{"HTTPS_PROXY", "p:3128"}, {"NO_PROXY", "localhost, .example.com"}}).proxy);
+  CHECK_FALSE(load({{"HTTPS_PROXY", "p:3128"}, {"no_proxy", "*"}}).proxy);
+  CHECK(load({{"HTTPS_PROXY", "p:3128"}, {"NO_PROXY", "example.org"}}).proxy);
+  // proxy-url wins over the environment, as in client-go.
+  const std::string with_url =
+      dir.write("with-url", one_context("    proxy-url: http://k:1\n", ""));
+  LoadOptions o = isolated({{"HTTPS_PROXY", "http://p:3128"}});
+  o.explicit_path = with_url;
+  CHECK(kube::load_rest_config(o).proxy->host == "k");
+  // The in-cluster server (an IP) is exempted by a CIDR, as clusters usually configure.
+  LoadOptions in_cluster = isolated({{"KUBERNETES_SERVICE_HOST", "10.96.0.1"},
+                                     {"KUBERNETES_SERVICE_PORT", "443"},
+                                     {"HTTPS_PROXY", "http://p:3128"},
+                                     {"NO_PROXY", "10.96.0.0/12"}});
+  in_cluster.in_cluster_root = fixture("incluster");
+  CHECK_FALSE(kube::load_rest_config(in_cluster).proxy);
+  // Loopback servers are never proxied.
+  const std::string local = dir.write(
+      "local",
+      one_context("", "").replace(one_context("", "").find("api.example.com"), 15, "127.0.0.1"));
+  o.explicit_path = local;
+  CHECK_FALSE(kube::load_rest_config(o).proxy);
+}
+
+TEST_CASE("NO_PROXY matching follows Go's httpproxy", "[kubeconfig]") {
+  using kube::no_proxy_matches;
+  CHECK(no_proxy_matches("*", "api.example.com", "443"));
+  CHECK(no_proxy_matches("example.com", "example.com", "443"));
+  CHECK(no_proxy_matches("example.com", "api.example.com", "443"));
+  CHECK(no_proxy_matches("*.example.com", "api.example.com", "443"));
+  CHECK_FALSE(no_proxy_matches(".example.com", "example.com", "443"));
+  CHECK(no_proxy_matches(".example.com", "a.b.example.com", "443"));
+  CHECK_FALSE(no_proxy_matches("example.com", "badexample.com", "443"));
+  CHECK(no_proxy_matches("example.com:6443", "api.example.com", "6443"));
+  CHECK_FALSE(no_proxy_matches("example.com:6443", "api.example.com", "443"));
+  CHECK(no_proxy_matches(" Example.COM ", "API.example.com", "443"));
+  CHECK(no_proxy_matches("10.0.0.0/8", "10.96.0.1", "443"));
+  CHECK_FALSE(no_proxy_matches("10.0.0.0/8", "11.0.0.1", "443"));
+  CHECK(no_proxy_matches("fd00::/8", "fd12::1", "443"));
+  CHECK(no_proxy_matches("192.168.1.5", "192.168.1.5", "443"));
+  CHECK(no_proxy_matches("192.168.1.5:443", "192.168.1.5", "443"));
+  CHECK_FALSE(no_proxy_matches("192.168.1.5:80", "192.168.1.5", "443"));
+  CHECK(no_proxy_matches("::1", "::1", "443"));
+  CHECK_FALSE(no_proxy_matches("", "api.example.com", "443"));
+  CHECK_FALSE(no_proxy_matches(",, :443", "api.example.com", "443"));
 }
