@@ -7,6 +7,7 @@
 #include <openssl/x509v3.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -72,6 +73,34 @@ bool HttpConnection::is_open() {
   return tcp().socket().is_open();
 }
 
+awaitable<boost::system::error_code> connect_any(
+    beast::tcp_stream& stream, const std::vector<asio::ip::tcp::endpoint>& addresses,
+    std::chrono::milliseconds timeout) {
+  // As Go's dialer: each address gets an equal share of the time left, but at least 2 s (or
+  // what is left), so one that does not answer cannot use up the whole deadline.
+  constexpr std::chrono::milliseconds kMinShare{2000};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  boost::system::error_code last = asio::error::host_not_found;
+  for (std::size_t i = 0; i < addresses.size(); ++i) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      co_return last == asio::error::host_not_found ? beast::error::timeout : last;
+    }
+    auto share = left / static_cast<long>(addresses.size() - i);
+    if (share < kMinShare) share = std::min(left, kMinShare);
+    boost::system::error_code ignored;
+    stream.socket().close(ignored);  // a failed attempt leaves the socket unusable
+    stream.expires_after(share);
+    auto [ec] = co_await stream.async_connect(addresses[i], kAwait);
+    if (!ec) co_return ec;
+    VLOG(2) << "connect to " << addresses[i] << " failed (" << ec.message() << ")"
+            << (i + 1 < addresses.size() ? ", trying the next address" : "");
+    last = ec;
+  }
+  co_return last;
+}
+
 awaitable<Result<Ok>> HttpConnection::connect(const HttpEndpoint& ep) {
   using namespace asio::experimental::awaitable_operators;
   auto ex = co_await asio::this_coro::executor;
@@ -93,8 +122,9 @@ awaitable<Result<Ok>> HttpConnection::connect(const HttpEndpoint& ep) {
   if (rec) co_return transport_error(rec, "resolve " + where);
 
   auto& tcp_stream = tcp();
-  tcp_stream.expires_after(ep.connect_timeout);
-  auto [cec, endpoint] = co_await tcp_stream.async_connect(results, kAwait);
+  std::vector<asio::ip::tcp::endpoint> addresses;
+  for (const auto& r : results) addresses.push_back(r.endpoint());
+  const auto cec = co_await connect_any(tcp_stream, addresses, ep.connect_timeout);
   if (cec) co_return transport_error(cec, "connect to " + where);
   enable_tcp_keepalive(tcp_stream.socket());
   if (ep.proxy) {

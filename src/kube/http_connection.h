@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kube/rest_config.h"
 #include "kube/result.h"
@@ -37,6 +38,13 @@ struct HttpEndpoint {
 // One HTTP/1.1 connection to an API server, plain TCP or TLS over Beast's tcp_stream (whose
 // expires_after gives every operation a deadline). Holds the read buffer, since bytes read past
 // one response belong to the next on a keep-alive connection.
+// Connects `stream` to the first of `addresses` that answers. Each address gets an equal share of
+// the time left (at least 2 s), as Go's dialer splits its deadline, so an address that drops SYNs
+// does not spend the whole `timeout` before the next is tried. The last error when none answers.
+boost::asio::awaitable<boost::system::error_code> connect_any(
+    boost::beast::tcp_stream& stream, const std::vector<boost::asio::ip::tcp::endpoint>& addresses,
+    std::chrono::milliseconds timeout);
+
 class HttpConnection {
  public:
   using PlainStream = boost::beast::tcp_stream;

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/error.hpp>
@@ -181,7 +182,36 @@ void HttpTransport::count(int status, const HttpRequest& request) {
   if (metrics_) metrics_->record(status, http::to_string(request.method), host_);
 }
 
+awaitable<void> HttpTransport::acquire_slot() {
+  while (requests_in_flight_ >= options_.max_requests_in_flight) {
+    asio::steady_timer turn(ex_, asio::steady_timer::time_point::max());
+    slot_waiters_.push_back(&turn);
+    // Off the queue however the wait ends (handed a slot, or the coroutine destroyed).
+    struct Dequeue {
+      std::deque<asio::steady_timer*>& q;
+      asio::steady_timer* t;
+      ~Dequeue() { std::erase(q, t); }
+    } dequeue{slot_waiters_, &turn};
+    co_await turn.async_wait(kAwait);
+  }
+  ++requests_in_flight_;
+  max_requests_seen_ = std::max(max_requests_seen_, requests_in_flight_);
+}
+
+void HttpTransport::release_slot() {
+  --requests_in_flight_;
+  if (slot_waiters_.empty()) return;
+  asio::steady_timer* next = slot_waiters_.front();
+  slot_waiters_.pop_front();
+  next->cancel();
+}
+
 awaitable<Result<HttpResponse>> HttpTransport::send(HttpRequest request) {
+  co_await acquire_slot();
+  struct Slot {
+    HttpTransport* t;
+    ~Slot() { t->release_slot(); }
+  } slot{this};
   const auto method = http::to_string(request.method);
   bool stale_retried = false;
   bool auth_retried = false;

@@ -3,10 +3,12 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
 #include <cstddef>
+#include <deque>
 #include <memory>
 #include <string>
 #include <utility>
@@ -44,6 +46,9 @@ class HttpTransport {
     // held as text and then parsed into a DOM of about the same size again, so 16 MiB keeps a page
     // well inside deploy/base's 128 MiB memory limit; etcd stores objects of at most ~1.5 MiB.
     std::size_t max_response_bytes = std::size_t{16} << 20;
+    // Requests (not watches) in flight at once, so at most this many request connections: past
+    // it a burst queues for a connection instead of opening a TCP+TLS handshake per request.
+    std::size_t max_requests_in_flight = 16;
   };
 
   // Builds the TLS context for https servers (throws ConfigError at start-up when the CA or client
@@ -69,6 +74,8 @@ class HttpTransport {
   const std::string& host() const { return host_; }
   // Connections opened so far (tests check keep-alive reuse with it).
   std::size_t connections_opened() const { return connections_opened_; }
+  // The most requests that were in flight at once (never above max_requests_in_flight).
+  std::size_t max_requests_seen() const { return max_requests_seen_; }
   std::size_t idle_connections() const { return pool_->idle(); }
   // Closes idle pooled connections (shutdown).
   void close_idle() { pool_->clear(); }
@@ -93,6 +100,9 @@ class HttpTransport {
   // request is worth one more try.
   bool refresh_credentials(const TokenSource::Credentials& used);
   void count(int status, const HttpRequest& request);
+  // Waits for one of options_.max_requests_in_flight slots; release_slot() hands it on in order.
+  boost::asio::awaitable<void> acquire_slot();
+  void release_slot();
 
   boost::asio::any_io_executor ex_;
   RestConfig config_;
@@ -107,6 +117,9 @@ class HttpTransport {
   std::vector<std::pair<std::string, std::string>> impersonate_;  // Impersonate-* headers
   bool refreshable_ = false;
   std::size_t connections_opened_ = 0;
+  std::size_t requests_in_flight_ = 0;
+  std::size_t max_requests_seen_ = 0;
+  std::deque<boost::asio::steady_timer*> slot_waiters_;  // first come, first served
 };
 
 }  // namespace kube
