@@ -48,7 +48,7 @@ class HttpTransport {
     std::size_t max_response_bytes = std::size_t{16} << 20;
     // Requests (not watches) in flight at once, so at most this many request connections: past
     // it a burst queues for a connection instead of opening a TCP+TLS handshake per request.
-    std::size_t max_requests_in_flight = 16;
+    std::size_t max_requests_in_flight = 32;
   };
 
   // Builds the TLS context for https servers (throws ConfigError at start-up when the CA or client
