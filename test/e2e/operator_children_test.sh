@@ -146,6 +146,7 @@ eventually 60 value_is True cond clash Degraded
 eventually 60 value_is True cond edit Available
 eventually 60 value_is True cond legacy Available
 sleep_until() { while [ "$(date +%s)" -lt "$1" ]; do sleep 1; done; }
+writes_settled "$OP_METRICS_main"  # the conflict's Event is sent after its status
 w_before=$(writes "$OP_METRICS_main")
 sleep_until $(( $(date +%s) + 65 ))  # more than two conflict re-checks (30 s each)
 w_after=$(writes "$OP_METRICS_main")

@@ -131,3 +131,17 @@ writes() {
   grep -q '^rest_client_requests_total{' <<<"$body" || fail "rest_client_requests_total missing on port $1"
   awk '/^rest_client_requests_total/ && !/method="GET"/ {s+=$NF} END {print s+0}' <<<"$body"
 }
+
+# writes_settled PORT: waits (deadline 60 s) until the operator's write count has not moved for
+# 5 s, so a measurement "at rest" does not count an Event or status write still on its way from
+# the change before it.
+writes_settled() {
+  local deadline=$(( $(date +%s) + 60 )) last now still=0
+  last=$(writes "$1")
+  while [ "$still" -lt 5 ]; do
+    [ "$(date +%s)" -lt "$deadline" ] || fail "writes did not settle within 60 s (port $1)"
+    sleep 1
+    now=$(writes "$1")
+    if [ "$now" = "$last" ]; then still=$((still + 1)); else still=0 last=$now; fi
+  done
+}
