@@ -14,6 +14,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
@@ -85,6 +86,26 @@ void streamed_response(std::string_view input, std::size_t piece, std::size_t bu
 }
 
 }  // namespace
+
+// BOOST_ENABLE_ASSERT_HANDLER (test/fuzz/CMakeLists.txt): every Boost assert comes here.
+namespace boost {
+void assertion_failed(char const* expr, char const* function, char const* file, long line) {
+  // Beast 1.81's parse_chunk_header asserts n >= 5 when "0\r\n" has arrived and one more byte of
+  // the trailer section; 4 bytes are valid there and the code after it returns need_more. Beast
+  // corrected the assert (boostorg/beast#2861); Debian 12 ships 1.81.
+  if (std::string_view(expr) == "n >= 5" && std::string_view(file).ends_with("basic_parser.ipp")) {
+    return;
+  }
+  std::fprintf(stderr, "Boost assertion failed: %s in %s (%s:%ld)\n", expr, function, file, line);
+  std::abort();
+}
+void assertion_failed_msg(char const* expr, char const* msg, char const* function, char const* file,
+                          long line) {
+  std::fprintf(stderr, "Boost assertion failed: %s (%s) in %s (%s:%ld)\n", expr, msg, function,
+               file, line);
+  std::abort();
+}
+}  // namespace boost
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;
