@@ -361,10 +361,12 @@ void ExecCredentialProvider::settle() {
                                      : std::min(backoff_ * 2, policy_.max_backoff);
     retry_at_ = now + backoff_;
     last_error_ = f->error;
-    LOG(WARNING) << f->error << "; next run in " << backoff_.count() << " ms"
-                 << (usable(now) ? ", keeping the current credential until then" : "");
+    LOG_IF(WARNING, ever_succeeded_)
+        << f->error << "; next run in " << backoff_.count() << " ms"
+        << (usable(now) ? ", keeping the current credential until then" : "");
     return;
   }
+  ever_succeeded_ = true;
   backoff_ = std::chrono::milliseconds(0);
   retry_at_ = {};
   cached_ = f->result;

@@ -130,6 +130,9 @@ class ExecCredentialProvider {
   std::chrono::system_clock::time_point retry_at_{};
   std::chrono::milliseconds backoff_{0};
   std::string last_error_;
+  // Until a run succeeds the error goes to the caller alone: at start-up it is the one line the
+  // operator exits with, and a log line before it would make two.
+  bool ever_succeeded_ = false;
   int runs_ = 0;
 };
 

@@ -22,6 +22,8 @@ kubeconfig unknown-cluster-field https://127.0.0.1:1 "    tls-min-version: \"1.3
 kubeconfig socks-proxy https://127.0.0.1:1 "    proxy-url: socks5://127.0.0.1:1080\n" ""
 kubeconfig https-proxy https://127.0.0.1:1 "    proxy-url: https://127.0.0.1:3128\n" ""
 kubeconfig remote https://api.invalid:6443 "" ""
+# An exec plugin that is not installed: the start-up run fails, and only that one line is printed.
+printf 'apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: k, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: asop-no-such-plugin, interactiveMode: Never}}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n' > "$tmp/missing-plugin"
 
 # usage_error ARGS...: the binary exits 2 with one stderr line and no trace.
 usage_error() {
@@ -86,4 +88,6 @@ grep -q 'proxy-url names an https proxy: scheme https is not supported' "$tmp/er
   fail "proxy-url: $(cat "$tmp/err")"
 HTTPS_PROXY=socks5://proxy.invalid:1080 usage_error --kubeconfig "$tmp/remote"
 grep -q 'HTTPS_PROXY names a socks5 proxy' "$tmp/err" || fail "HTTPS_PROXY: $(cat "$tmp/err")"
+usage_error --kubeconfig "$tmp/missing-plugin"
+grep -q 'exec plugin "asop-no-such-plugin" .* not found in PATH' "$tmp/err" || fail "plugin: $(cat "$tmp/err")"
 echo "PASS: operator_flags"
