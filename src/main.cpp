@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "appservice/app_service.h"
+#include "appservice/cache_projection.h"
 #include "appservice/condition_metrics.h"
 #include "appservice/desired_state.h"
 #include "appservice/reconciler.h"
@@ -382,12 +383,14 @@ int main(int argc, char** argv) {
   // Children are cached only when labelled as ours: the cache stays small on a busy cluster.
   const std::string ours =
       std::string(appservice::kManagedByLabel) + "=" + std::string(appservice::kManagedBy);
-  // The reconciler tells from the children's managedFields (who wrote them, not which fields)
-  // whether a create's entry still waits to be folded into its apply entry.
-  auto who_wrote = [](rapidjson::Document& d) { ctrl::summarize_managed_fields(d); };
-  auto& apps = informer_for(appservice::kApiVersion, "appservices", flags.label_selector, {});
-  auto& deployments = informer_for("apps/v1", "deployments", ours, who_wrote);
-  auto& services = informer_for("v1", "services", ours, who_wrote);
+  // Each cache keeps only the fields the reconciler reads (appservice/cache_projection.h).
+  auto& apps = informer_for(appservice::kApiVersion, "appservices", flags.label_selector,
+                            [](rapidjson::Document& d) { appservice::project_app_service(d); });
+  auto& deployments = informer_for("apps/v1", "deployments", ours, [](rapidjson::Document& d) {
+    appservice::project_deployment(d);
+  });
+  auto& services = informer_for("v1", "services", ours,
+                                [](rapidjson::Document& d) { appservice::project_service(d); });
   appservice::register_condition_metrics(metrics, apps.store());
 
   ctrl::EventRecorder::Options eo;

@@ -42,9 +42,9 @@ class AppServiceReconciler final : public ctrl::Reconciler {
  public:
   struct Sources {
     const ctrl::ObjectStore* app_services = nullptr;
-    // The children's caches must keep who wrote each child (ctrl::summarize_managed_fields as the
-    // informer's transform): a create's "Update" entry of ours is seen there and folded. Without
-    // managedFields a child looks already folded.
+    // The children's caches must keep who wrote each child (project_deployment/project_service
+    // as the informers' transforms keep that of managedFields): a create's "Update" entry of ours
+    // is seen there and folded. Without managedFields a child looks already folded.
     const ctrl::ObjectStore* deployments = nullptr;
     const ctrl::ObjectStore* services = nullptr;
   };
