@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "appservice/conditions.h"
+#include "ctrl/object_store.h"
 
 namespace appservice {
 
@@ -20,38 +21,62 @@ std::size_t status_index(std::string_view status) {
   return 2;  // a status other than True or False says nothing certain: Unknown
 }
 
+// The Available and Degraded statuses of one AppService object, read in place.
+class ConditionCounts {
+ public:
+  void add(const rapidjson::Value& object) {
+    std::array<std::size_t, kCounted.size()> status{2, 2};  // Unknown until seen
+    const auto st = object.IsObject() ? object.FindMember("status") : object.MemberEnd();
+    if (st != object.MemberEnd() && st->value.IsObject()) {
+      const auto list = st->value.FindMember("conditions");
+      if (list != st->value.MemberEnd() && list->value.IsArray()) {
+        for (const auto& c : list->value.GetArray()) {
+          const std::string_view type = text(c, "type");
+          for (std::size_t i = 0; i < kCounted.size(); ++i) {
+            if (type == kCounted[i]) status[i] = status_index(text(c, "status"));
+          }
+        }
+      }
+    }
+    for (std::size_t i = 0; i < kCounted.size(); ++i) counts_[i][status[i]] += 1;
+  }
+
+  ctrl::MetricsRegistry::Samples samples() const {
+    ctrl::MetricsRegistry::Samples out;
+    for (std::size_t c = 0; c < kCounted.size(); ++c) {
+      for (std::size_t s = 0; s < kStatuses.size(); ++s) {
+        out.push_back(
+            {{{"condition", std::string(kCounted[c])}, {"status", std::string(kStatuses[s])}},
+             counts_[c][s]});
+      }
+    }
+    return out;
+  }
+
+ private:
+  static std::string_view text(const rapidjson::Value& object, const char* field) {
+    if (!object.IsObject()) return {};
+    const auto it = object.FindMember(field);
+    if (it == object.MemberEnd() || !it->value.IsString()) return {};
+    return {it->value.GetString(), it->value.GetStringLength()};
+  }
+
+  std::array<std::array<double, kStatuses.size()>, kCounted.size()> counts_{};
+};
+
 }  // namespace
 
-ctrl::MetricsRegistry::Samples condition_samples(const std::vector<ctrl::ObjectPtr>& app_services) {
-  std::array<std::array<double, kStatuses.size()>, kCounted.size()> counts{};
-  for (const auto& object : app_services) {
-    if (!object) continue;
-    const auto conditions = parse_conditions(*object);
-    for (std::size_t c = 0; c < kCounted.size(); ++c) {
-      std::size_t s = 2;
-      for (const auto& condition : conditions) {
-        if (condition.type == kCounted[c]) s = status_index(condition.status);
-      }
-      counts[c][s] += 1;
-    }
-  }
-  ctrl::MetricsRegistry::Samples out;
-  for (std::size_t c = 0; c < kCounted.size(); ++c) {
-    for (std::size_t s = 0; s < kStatuses.size(); ++s) {
-      out.push_back(
-          {{{"condition", std::string(kCounted[c])}, {"status", std::string(kStatuses[s])}},
-           counts[c][s]});
-    }
-  }
-  return out;
+ctrl::MetricsRegistry::Samples condition_samples(const ctrl::ObjectStore& app_services) {
+  ConditionCounts counts;
+  app_services.for_each([&counts](const rapidjson::Document& object) { counts.add(object); });
+  return counts.samples();
 }
 
 void register_condition_metrics(ctrl::MetricsRegistry& registry, const ctrl::ObjectStore& store) {
   registry.set_collector("appservice_conditions",
                          "Number of cached AppServices by status of their Available and Degraded "
                          "conditions.",
-                         ctrl::MetricType::gauge,
-                         [&store] { return condition_samples(store.list()); });
+                         ctrl::MetricType::gauge, [&store] { return condition_samples(store); });
 }
 
 }  // namespace appservice

@@ -1,7 +1,5 @@
 #pragma once
 
-#include <vector>
-
 #include "ctrl/informer_state.h"
 #include "ctrl/metrics_registry.h"
 #include "ctrl/object_store.h"
@@ -12,7 +10,7 @@ namespace appservice {
 // Available and Degraded conditions, as kube-state-metrics counts conditions. An AppService
 // without the condition yet (just created) counts as Unknown. Every series is always present, at
 // 0 when no AppService has that status, so alerts see a value rather than no data.
-ctrl::MetricsRegistry::Samples condition_samples(const std::vector<ctrl::ObjectPtr>& app_services);
+ctrl::MetricsRegistry::Samples condition_samples(const ctrl::ObjectStore& app_services);
 
 // Computes the family at scrape time from the informer's cache: no API call, no bookkeeping on
 // the reconcile path. The store must outlive the registry's use of it.

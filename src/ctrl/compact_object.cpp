@@ -46,6 +46,17 @@ std::size_t pool_size_for(const rapidjson::StringBuffer& text) {
   return size;
 }
 
+std::shared_ptr<Document> in_block(std::size_t buffer_size, const char* text, std::size_t length) {
+  void* memory = ::operator new(sizeof(Block) + buffer_size);
+  auto* block = new (memory) Block(buffer_size);
+  block->doc.Parse<kParseFlags>(text, length);
+  CHECK(!block->doc.HasParseError()) << "compact_object: cached JSON did not parse";
+  return std::shared_ptr<Document>(&block->doc, [block](Document*) {
+    block->~Block();
+    ::operator delete(block);
+  });
+}
+
 }  // namespace
 
 std::shared_ptr<Document> compact_object(const rapidjson::Value& value) {
@@ -53,14 +64,20 @@ std::shared_ptr<Document> compact_object(const rapidjson::Value& value) {
   rapidjson::Writer<rapidjson::StringBuffer> writer(text);
   value.Accept(writer);
   const std::size_t buffer_size = kChunkHeader + pool_size_for(text) + 8;
-  void* memory = ::operator new(sizeof(Block) + buffer_size);
-  auto* block = new (memory) Block(buffer_size);
-  block->doc.Parse<kParseFlags>(text.GetString(), text.GetSize());
-  CHECK(!block->doc.HasParseError()) << "compact_object: our own JSON did not parse";
-  return std::shared_ptr<Document>(&block->doc, [block](Document*) {
-    block->~Block();
-    ::operator delete(block);
-  });
+  return in_block(buffer_size, text.GetString(), text.GetSize());
+}
+
+std::string compact_text(const rapidjson::Value& value) {
+  rapidjson::StringBuffer text;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(text);
+  value.Accept(writer);
+  return std::string(text.GetString(), text.GetSize());
+}
+
+std::shared_ptr<Document> parse_compact_text(std::string_view text) {
+  // A DOM takes about two and a half times its compact text; should it need more, the pool grows
+  // by small chunks.
+  return in_block(kChunkHeader + text.size() * 3 + 64, text.data(), text.size());
 }
 
 }  // namespace ctrl

@@ -119,7 +119,7 @@ Informer::Handler Controller::enqueue_controller_owner(std::string owner_group,
         continue;
       }
       auto key = object_key(meta_namespace(**object), owner->name);
-      if (owners && !owners->get(key)) continue;
+      if (owners && !owners->contains(key)) continue;
       queue_->add(std::move(key));
     }
   };
@@ -164,9 +164,9 @@ asio::awaitable<void> Controller::resync() {
         std::chrono::duration_cast<std::chrono::milliseconds>(options_.resync_period * factor));
     co_await resync_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
     if (stopping_) break;
-    auto objects = options_.resync_store->list();
-    VLOG(1) << "controller=" << options_.name << " resync: queueing " << objects.size() << " keys";
-    for (const auto& object : objects) queue_->add(object_key(*object));
+    auto keys = options_.resync_store->keys();
+    VLOG(1) << "controller=" << options_.name << " resync: queueing " << keys.size() << " keys";
+    for (auto& key : keys) queue_->add(std::move(key));
   }
 }
 

@@ -221,7 +221,8 @@ asio::awaitable<informer::Input> Informer::read_event() {
                               ev.type == kube::WatchEvent::Type::deleted;
   if (ev.object && carries_object) {
     transform(*ev.object);
-    ev.object = compact_object(*ev.object);  // the event's own parse is freed with it
+    // No compact copy: the store keeps the event's object as text, and this parse is freed once
+    // the handlers have seen it.
   }
   co_return informer::Event{std::move(ev)};
 }

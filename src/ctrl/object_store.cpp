@@ -1,38 +1,13 @@
 #include "ctrl/object_store.h"
 
+#include <unordered_set>
 #include <utility>
 
+#include "ctrl/compact_object.h"
 #include "ctrl/object_meta.h"
 #include "ctrl/overloaded.h"
 
 namespace ctrl {
-namespace {
-
-std::string owner_uid(const ObjectPtr& object) {
-  auto owner = controller_owner(*object);
-  return owner ? owner->uid : std::string();
-}
-
-}  // namespace
-
-void ObjectStore::insert(const std::string& key, ObjectPtr object) {
-  erase(key);
-  if (auto uid = owner_uid(object); !uid.empty()) by_owner_uid_[uid].insert(key);
-  objects_.emplace(key, std::move(object));
-}
-
-void ObjectStore::erase(const std::string& key) {
-  auto it = objects_.find(key);
-  if (it == objects_.end()) return;
-  if (auto uid = owner_uid(it->second); !uid.empty()) {
-    auto index = by_owner_uid_.find(uid);
-    if (index != by_owner_uid_.end()) {
-      index->second.erase(key);
-      if (index->second.empty()) by_owner_uid_.erase(index);
-    }
-  }
-  objects_.erase(it);
-}
 
 std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
   std::vector<StoreChange> changes;
@@ -40,8 +15,9 @@ std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
     auto key = object_key(*object);
     auto old = get(key);
     if (old && meta_resource_version(*old) == meta_resource_version(*object)) return;
-    changes.push_back({old ? StoreChange::Type::updated : StoreChange::Type::added, old, object});
-    insert(key, std::move(object));
+    objects_.insert_or_assign(key, compact_text(*object));
+    changes.push_back({old ? StoreChange::Type::updated : StoreChange::Type::added, std::move(old),
+                       std::move(object)});
   };
   std::visit(Overloaded{
                  [&](informer::Replace& replace) {
@@ -51,12 +27,13 @@ std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
                      upsert(std::move(object));
                    }
                    std::vector<std::string> gone;
-                   for (const auto& [key, object] : objects_) {
+                   for (const auto& [key, text] : objects_) {
                      if (!seen.contains(key)) gone.push_back(key);
                    }
                    for (const auto& key : gone) {
-                     changes.push_back({StoreChange::Type::deleted, get(key), get(key)});
-                     erase(key);
+                     auto last = get(key);
+                     changes.push_back({StoreChange::Type::deleted, last, last});
+                     objects_.erase(key);
                    }
                    synced_ = true;
                  },
@@ -65,7 +42,7 @@ std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
                    auto key = object_key(*in.object);
                    auto old = get(key);
                    changes.push_back({StoreChange::Type::deleted, old, std::move(in.object)});
-                   erase(key);
+                   objects_.erase(key);
                  },
              },
              op);
@@ -74,29 +51,43 @@ std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
 
 ObjectPtr ObjectStore::get(std::string_view key) const {
   auto it = objects_.find(std::string(key));
-  return it == objects_.end() ? nullptr : it->second;
+  return it == objects_.end() ? nullptr : parse_compact_text(it->second);
+}
+
+bool ObjectStore::contains(std::string_view key) const {
+  return objects_.contains(std::string(key));
+}
+
+std::vector<std::string> ObjectStore::keys() const {
+  std::vector<std::string> out;
+  out.reserve(objects_.size());
+  for (const auto& [key, text] : objects_) out.push_back(key);
+  return out;
 }
 
 std::vector<ObjectPtr> ObjectStore::list() const {
   std::vector<ObjectPtr> out;
   out.reserve(objects_.size());
-  for (const auto& [key, object] : objects_) out.push_back(object);
+  for (const auto& [key, text] : objects_) out.push_back(parse_compact_text(text));
   return out;
+}
+
+void ObjectStore::for_each(const std::function<void(const rapidjson::Document&)>& visit) const {
+  for (const auto& [key, text] : objects_) visit(*parse_compact_text(text));
 }
 
 std::vector<ObjectPtr> ObjectStore::list_namespace(std::string_view ns) const {
   std::vector<ObjectPtr> out;
-  for (const auto& [key, object] : objects_) {
-    if (meta_namespace(*object) == ns) out.push_back(object);
+  for (const auto& [key, text] : objects_) {
+    // Keys are "namespace/name", or "name" when cluster-scoped (object_key): no parse for objects
+    // of other namespaces.
+    const bool in_namespace =
+        ns.empty() ? key.find('/') == std::string::npos
+                   : key.size() > ns.size() && key.starts_with(ns) && key[ns.size()] == '/';
+    if (in_namespace) {
+      out.push_back(parse_compact_text(text));
+    }
   }
-  return out;
-}
-
-std::vector<ObjectPtr> ObjectStore::by_controller_uid(std::string_view uid) const {
-  std::vector<ObjectPtr> out;
-  auto index = by_owner_uid_.find(std::string(uid));
-  if (index == by_owner_uid_.end()) return out;
-  for (const auto& key : index->second) out.push_back(get(key));
   return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -19,8 +20,10 @@ struct StoreChange {
   ObjectPtr new_object;  // for deleted: the last state known
 };
 
-// The informer's indexed cache: objects by "namespace/name" and by the uid of their controller
-// owner (for Owns()-style lookups). Single-threaded, like everything on the event loop.
+// The informer's cache: objects by "namespace/name". Single-threaded, like everything on the event
+// loop. Each object is kept as its compact JSON text, about a third of what its DOM would take (a
+// cache holds every object for as long as it lives); each read parses a fresh DOM for its reader,
+// a few microseconds for the objects of this operator.
 class ObjectStore {
  public:
   // Applies one informer operation and says what changed. A Replace (a full list) swaps the whole
@@ -30,19 +33,19 @@ class ObjectStore {
   std::vector<StoreChange> apply(informer::StoreOp op);
 
   ObjectPtr get(std::string_view key) const;
+  bool contains(std::string_view key) const;
+  std::vector<std::string> keys() const;
   std::vector<ObjectPtr> list() const;
+  // Each object in turn, parsed one at a time: for readers of every object (metrics) that need
+  // not hold them all at once.
+  void for_each(const std::function<void(const rapidjson::Document&)>& visit) const;
   std::vector<ObjectPtr> list_namespace(std::string_view ns) const;
-  std::vector<ObjectPtr> by_controller_uid(std::string_view uid) const;
   std::size_t size() const { return objects_.size(); }
   // True once the first full list is in.
   bool has_synced() const { return synced_; }
 
  private:
-  void insert(const std::string& key, ObjectPtr object);
-  void erase(const std::string& key);
-
-  std::unordered_map<std::string, ObjectPtr> objects_;
-  std::unordered_map<std::string, std::unordered_set<std::string>> by_owner_uid_;
+  std::unordered_map<std::string, std::string> objects_;  // key -> compact JSON
   bool synced_ = false;
 };
 

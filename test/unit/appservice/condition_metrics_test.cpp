@@ -9,9 +9,11 @@
 namespace {
 
 ctrl::ObjectPtr app_service(const std::string& conditions) {
+  static int serial = 0;
   auto doc = std::make_shared<rapidjson::Document>();
-  const std::string json =
-      R"({"metadata":{"name":"a"},"status":{"conditions":)" + conditions + "}}";
+  const std::string json = R"({"metadata":{"namespace":"n","name":"a)" + std::to_string(++serial) +
+                           R"(","resourceVersion":"1"},)" + R"("status":{"conditions":)" +
+                           conditions + "}}";
   doc->Parse(json.c_str());
   REQUIRE_FALSE(doc->HasParseError());
   return doc;
@@ -29,13 +31,16 @@ double sample(const ctrl::MetricsRegistry::Samples& samples, const std::string& 
 }  // namespace
 
 TEST_CASE("appservice_conditions counts cached AppServices by condition status", "[metrics]") {
-  const auto samples = appservice::condition_samples({
+  ctrl::ObjectStore store;
+  store.apply(ctrl::informer::Replace{{
       app_service(R"([{"type":"Available","status":"True"},{"type":"Degraded","status":"False"}])"),
       app_service(R"([{"type":"Available","status":"True"},{"type":"Degraded","status":"False"}])"),
       app_service(R"([{"type":"Available","status":"False"},{"type":"Degraded","status":"True"}])"),
       app_service("[]"),  // just created: no conditions yet
       app_service(R"([{"type":"Available","status":"Maybe"}])"),
-  });
+  }});
+  REQUIRE(store.size() == 5);
+  const auto samples = appservice::condition_samples(store);
   CHECK(samples.size() == 6);  // every series, zeros included
   CHECK(sample(samples, "Available", "True") == 2);
   CHECK(sample(samples, "Available", "False") == 1);
