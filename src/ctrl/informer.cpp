@@ -11,6 +11,7 @@
 #include "ctrl/free_heap.h"
 #include "ctrl/object_meta.h"
 #include "ctrl/overloaded.h"
+#include "kube/list_split.h"
 
 namespace ctrl {
 namespace asio = boost::asio;
@@ -19,44 +20,29 @@ using namespace std::chrono_literals;
 namespace {
 
 // List items carry no apiVersion/kind on the wire; put them back from the list's own
-// ("DeploymentList" -> "Deployment") so cached objects look like the ones a watch delivers.
-std::vector<ObjectPtr> split_items(rapidjson::Document& list,
+// ("DeploymentList" -> "Deployment") so cached objects look like the ones a watch delivers. Each
+// item is parsed from its own text, transformed, then copied out compactly: the page is never one
+// DOM (at N = 1,000 the Deployments' page was 7 MB of DOM on top of its 8 MB of text).
+std::vector<ObjectPtr> parse_items(const kube::ListText& list,
                                    const std::function<void(rapidjson::Document&)>& transform) {
+  std::string kind = list.kind;
+  if (kind.size() > 4 && kind.ends_with("List")) kind.resize(kind.size() - 4);
   std::vector<ObjectPtr> items;
-  if (!list.IsObject()) return items;
-  auto it = list.FindMember("items");
-  if (it == list.MemberEnd() || !it->value.IsArray()) return items;
-  std::string kind;
-  std::string api_version;
-  if (auto k = list.FindMember("kind"); k != list.MemberEnd() && k->value.IsString()) {
-    kind = k->value.GetString();
-    if (kind.size() > 4 && kind.ends_with("List")) kind.resize(kind.size() - 4);
-  }
-  if (auto v = list.FindMember("apiVersion"); v != list.MemberEnd() && v->value.IsString()) {
-    api_version = v->value.GetString();
-  }
-  items.reserve(it->value.Size());
-  for (auto& item : it->value.GetArray()) {
-    if (!item.IsObject()) continue;
-    // Completed in place (the page is ours), transformed, then copied out compactly: the pages
-    // are freed once split, and only the compact copies stay.
-    auto& a = list.GetAllocator();
-    if (!item.HasMember("kind") && !kind.empty()) {
-      item.AddMember("kind", rapidjson::Value(kind, a), a);
-    }
-    if (!item.HasMember("apiVersion") && !api_version.empty()) {
-      item.AddMember("apiVersion", rapidjson::Value(api_version, a), a);
-    }
+  items.reserve(list.items.size());
+  for (std::string_view text : list.items) {
     rapidjson::Document doc;
-    doc.CopyFrom(item, doc.GetAllocator());
+    doc.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
+    if (doc.HasParseError() || !doc.IsObject()) continue;  // split_list saw valid JSON
+    auto& a = doc.GetAllocator();
+    if (!doc.HasMember("kind") && !kind.empty())
+      doc.AddMember("kind", rapidjson::Value(kind, a), a);
+    if (!doc.HasMember("apiVersion") && !list.api_version.empty()) {
+      doc.AddMember("apiVersion", rapidjson::Value(list.api_version, a), a);
+    }
     transform(doc);
     items.push_back(compact_object(doc));
   }
   return items;
-}
-
-std::string list_string(const rapidjson::Document& list, const char* field) {
-  return std::string(meta_string(list, field));
 }
 
 }  // namespace
@@ -146,16 +132,17 @@ asio::awaitable<informer::Input> Informer::list_page(informer::DoList what) {
     LOG(WARNING) << "informer=\"" << name_
                  << "\" continue token expired mid-list: listing everything in one request";
   }
-  auto response = co_await client_->list(options_.collection, options);
-  if (!response) {
-    LOG(WARNING) << "informer=\"" << name_ << "\" list failed: " << response.error().describe();
-    co_return informer::ListFailed{std::move(response).error()};
+  auto response = co_await client_->list_text(options_.collection, options);
+  auto list = response ? kube::split_list(*response, "list " + options_.collection.path())
+                       : kube::Result<kube::ListText>(std::move(response).error());
+  if (!list) {
+    LOG(WARNING) << "informer=\"" << name_ << "\" list failed: " << list.error().describe();
+    co_return informer::ListFailed{std::move(list).error()};
   }
-  auto& list = *response->body;
   informer::ListPage page;
-  page.items = split_items(list, [this](rapidjson::Document& d) { transform(d); });
-  page.continue_token = list_string(list, "continue");
-  page.resource_version = list_string(list, "resourceVersion");
+  page.items = parse_items(*list, [this](rapidjson::Document& d) { transform(d); });
+  page.continue_token = std::move(list->continue_token);
+  page.resource_version = std::move(list->resource_version);
   co_return page;
 }
 

@@ -19,11 +19,9 @@ namespace {
 
 constexpr std::string_view kJson = "application/json";
 
+// A 2xx response parsed.
 Result<ApiResponse> to_result(HttpResponse&& res, std::string_view method,
                               const std::string& target) {
-  if (res.status < 200 || res.status > 299) {
-    return api_error_from_response(res.status, res.body, res.retry_after);
-  }
   auto doc = std::make_shared<rapidjson::Document>();
   if (!res.body.empty()) {
     doc->Parse<rapidjson::kParseIterativeFlag>(res.body.data(), res.body.size());
@@ -132,9 +130,8 @@ UrlQuery RestClient::list_query(const ListOptions& options) {
   return q;
 }
 
-awaitable<Result<ApiResponse>> RestClient::request(http::verb method, std::string target,
-                                                   std::string_view content_type,
-                                                   std::string body) {
+awaitable<Result<HttpResponse>> RestClient::send(http::verb method, std::string target,
+                                                 std::string_view content_type, std::string body) {
   HttpRequest req;
   req.method = method;
   req.target = std::move(target);
@@ -143,17 +140,26 @@ awaitable<Result<ApiResponse>> RestClient::request(http::verb method, std::strin
   for (int retries = 0;; ++retries) {
     auto res = co_await transport_->send(req);
     if (!res) co_return std::move(res).error();
-    auto result = to_result(std::move(*res), http::to_string(method), req.target);
-    if (result || retries >= max_retries_ || !result.error().retry_after ||
-        !(result.error().is(Errc::too_many_requests) || result.error().http_status >= 500)) {
-      co_return result;
+    if (res->status >= 200 && res->status <= 299) co_return std::move(*res);
+    ApiError error = api_error_from_response(res->status, res->body, res->retry_after);
+    if (retries >= max_retries_ || !error.retry_after ||
+        !(error.is(Errc::too_many_requests) || error.http_status >= 500)) {
+      co_return error;
     }
-    VLOG(1) << http::to_string(method) << " " << req.target << ": " << result.error().describe()
-            << "; retrying in " << result.error().retry_after->count() << " s (Retry-After)";
-    boost::asio::steady_timer wait(co_await boost::asio::this_coro::executor,
-                                   *result.error().retry_after);
+    VLOG(1) << http::to_string(method) << " " << req.target << ": " << error.describe()
+            << "; retrying in " << error.retry_after->count() << " s (Retry-After)";
+    boost::asio::steady_timer wait(co_await boost::asio::this_coro::executor, *error.retry_after);
     co_await wait.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
   }
+}
+
+awaitable<Result<ApiResponse>> RestClient::request(http::verb method, std::string target,
+                                                   std::string_view content_type,
+                                                   std::string body) {
+  const std::string shown = target;
+  auto res = co_await send(method, std::move(target), content_type, std::move(body));
+  if (!res) co_return std::move(res).error();
+  co_return to_result(std::move(*res), http::to_string(method), shown);
 }
 
 awaitable<Result<ApiResponse>> RestClient::get(const ResourcePath& object) {
@@ -165,6 +171,14 @@ awaitable<Result<ApiResponse>> RestClient::list(const ResourcePath& collection,
                                                 const ListOptions& options) {
   if (auto refused = collection.refusal(Target::collection, "list")) co_return std::move(*refused);
   co_return co_await request(http::verb::get, collection.target(list_query(options)));
+}
+
+awaitable<Result<std::string>> RestClient::list_text(const ResourcePath& collection,
+                                                     const ListOptions& options) {
+  if (auto refused = collection.refusal(Target::collection, "list")) co_return std::move(*refused);
+  auto res = co_await send(http::verb::get, collection.target(list_query(options)));
+  if (!res) co_return std::move(res).error();
+  co_return std::move(res->body);
 }
 
 awaitable<Result<ApiResponse>> RestClient::list_all(const ResourcePath& collection,

@@ -40,6 +40,10 @@ class RestClient {
   // One page. The response's metadata.continue is the next page's token.
   boost::asio::awaitable<Result<ApiResponse>> list(const ResourcePath& collection,
                                                    const ListOptions& options = {});
+  // One page as the server sent it, for callers that split it rather than parse it whole
+  // (kube/list_split.h).
+  boost::asio::awaitable<Result<std::string>> list_text(const ResourcePath& collection,
+                                                        const ListOptions& options = {});
   // Every page (limit 500 unless given), items joined into one List whose metadata.resourceVersion
   // is the snapshot's. An expired continue token (410) restarts the list from scratch; when that
   // happens twice, the last try is unpaginated so it cannot expire again (client-go's pager).
@@ -82,6 +86,13 @@ class RestClient {
   const std::shared_ptr<HttpTransport>& shared_transport() const { return transport_; }
 
  private:
+  // A 2xx response, or the error of the last try: 429 and 5xx with Retry-After are retried up to
+  // max_retries times.
+  boost::asio::awaitable<Result<HttpResponse>> send(boost::beast::http::verb method,
+                                                    std::string target,
+                                                    std::string_view content_type = {},
+                                                    std::string body = {});
+
   std::shared_ptr<HttpTransport> transport_;
   int max_retries_;
 };
