@@ -181,10 +181,7 @@ struct HealthServer::Core {
       res.set(http::field::allow, "GET, HEAD");
       return res;
     }
-    std::string_view path = req.target();
-    if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
-    if (path.ends_with('/') && path.size() > 1) path.remove_suffix(1);
-
+    const std::string_view path = request_path(req);
     auto probe = [&](std::string_view prefix, std::string_view& only) {
       if (path == prefix) return true;
       if (path.size() > prefix.size() + 1 && path.starts_with(prefix) &&
@@ -207,11 +204,16 @@ struct HealthServer::Core {
     return std::move(*res);
   }
 
-  static bool is_metrics(const Request& req) {
+  // The target without its query and one trailing slash: what both routing and the metrics
+  // filter match on, so they cannot disagree about which requests are /metrics.
+  static std::string_view request_path(const Request& req) {
     std::string_view path = req.target();
     if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
-    return path == "/metrics" || path == "/metrics/";
+    if (path.ends_with('/') && path.size() > 1) path.remove_suffix(1);
+    return path;
   }
+
+  static bool is_metrics(const Request& req) { return request_path(req) == "/metrics"; }
 };
 
 // Status codes and texts as controller-runtime's filters answer them.
