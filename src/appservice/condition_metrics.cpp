@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "appservice/conditions.h"
+#include "ctrl/json_access.h"
 #include "ctrl/object_store.h"
 
 namespace appservice {
@@ -26,15 +27,12 @@ class ConditionCounts {
  public:
   void add(const rapidjson::Value& object) {
     std::array<std::size_t, kCounted.size()> status{2, 2};  // Unknown until seen
-    const auto st = object.IsObject() ? object.FindMember("status") : object.MemberEnd();
-    if (st != object.MemberEnd() && st->value.IsObject()) {
-      const auto list = st->value.FindMember("conditions");
-      if (list != st->value.MemberEnd() && list->value.IsArray()) {
-        for (const auto& c : list->value.GetArray()) {
-          const std::string_view type = text(c, "type");
-          for (std::size_t i = 0; i < kCounted.size(); ++i) {
-            if (type == kCounted[i]) status[i] = status_index(text(c, "status"));
-          }
+    const auto* list = ctrl::json::member(ctrl::json::member(&object, "status"), "conditions");
+    if (list && list->IsArray()) {
+      for (const auto& c : list->GetArray()) {
+        const std::string_view type = text(c, "type");
+        for (std::size_t i = 0; i < kCounted.size(); ++i) {
+          if (type == kCounted[i]) status[i] = status_index(text(c, "status"));
         }
       }
     }
@@ -55,10 +53,7 @@ class ConditionCounts {
 
  private:
   static std::string_view text(const rapidjson::Value& object, const char* field) {
-    if (!object.IsObject()) return {};
-    const auto it = object.FindMember(field);
-    if (it == object.MemberEnd() || !it->value.IsString()) return {};
-    return {it->value.GetString(), it->value.GetStringLength()};
+    return ctrl::json::string_view(ctrl::json::member(&object, field));
   }
 
   std::array<std::array<double, kStatuses.size()>, kCounted.size()> counts_{};

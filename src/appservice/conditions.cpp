@@ -4,26 +4,21 @@
 #include <utility>
 
 #include "appservice/desired_state.h"
+#include "ctrl/json_access.h"
 
 namespace appservice {
 namespace {
 
 using rapidjson::Value;
 
-const Value* member(const Value* object, const char* name) {
-  if (!object || !object->IsObject()) return nullptr;
-  auto it = object->FindMember(name);
-  return it == object->MemberEnd() ? nullptr : &it->value;
-}
+using ctrl::json::member;
 
 std::int64_t integer(const Value* object, const char* name) {
-  const Value* v = member(object, name);
-  return v && v->IsInt64() ? v->GetInt64() : 0;
+  return ctrl::json::integer(member(object, name));
 }
 
 std::string text(const Value* object, const char* name) {
-  const Value* v = member(object, name);
-  return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
+  return ctrl::json::text(member(object, name));
 }
 
 // The Deployment's condition of a type, or null.

@@ -2,6 +2,7 @@
 
 #include <rapidjson/document.h>
 
+#include "ctrl/json_access.h"
 #include "kube/rest_client.h"
 
 namespace ctrl {
@@ -9,24 +10,9 @@ namespace {
 
 using rapidjson::Value;
 
-const Value* member(const Value* v, const char* name) {
-  if (!v || !v->IsObject()) return nullptr;
-  auto it = v->FindMember(name);
-  return it == v->MemberEnd() ? nullptr : &it->value;
-}
-
-std::string text(const Value* v) {
-  return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
-}
-
-std::vector<std::string> strings(const Value* v) {
-  std::vector<std::string> out;
-  if (!v || !v->IsArray()) return out;
-  for (const auto& s : v->GetArray()) {
-    if (s.IsString()) out.emplace_back(s.GetString(), s.GetStringLength());
-  }
-  return out;
-}
+using json::member;
+using json::strings;
+using json::text;
 
 Value string_array(const std::vector<std::string>& items, rapidjson::Document::AllocatorType& a) {
   Value out(rapidjson::kArrayType);
@@ -55,9 +41,7 @@ boost::asio::awaitable<TokenReviewResult> ApiAccessReviewer::review_token(std::s
     co_return out;
   }
   const Value* status = member(result.value().body.get(), "status");
-  out.authenticated = member(status, "authenticated") &&
-                      member(status, "authenticated")->IsBool() &&
-                      member(status, "authenticated")->GetBool();
+  out.authenticated = json::boolean(member(status, "authenticated"));
   const Value* user = member(status, "user");
   out.user.username = text(member(user, "username"));
   out.user.uid = text(member(user, "uid"));
