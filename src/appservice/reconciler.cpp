@@ -161,8 +161,11 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
   if (!parsed.valid()) {
     inputs.issue = ReconcileIssue::invalid_spec;
     inputs.issue_message = parsed.problems_message();
-    inputs.deployment = sources_.deployments->get(request.key()).get();
-    inputs.service = sources_.services->get(request.key()).get();
+    // Each read of the cache is a fresh DOM: held here until the status is written.
+    const auto deployment = sources_.deployments->get(request.key());
+    const auto service = sources_.services->get(request.key());
+    inputs.deployment = deployment.get();
+    inputs.service = service.get();
     if (transition("InvalidSpec", inputs.issue_message)) {
       event(app, EventType::warning, "InvalidSpec", inputs.issue_message);
     }
