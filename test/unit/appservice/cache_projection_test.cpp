@@ -1,11 +1,10 @@
 #include "appservice/cache_projection.h"
 
-#include <malloc.h>
-
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
+#include "../heap_in_use.h"
 #include "appservice/conditions.h"
 #include "appservice/spec_parser.h"
 #include "appservice_test_support.h"
@@ -85,10 +84,6 @@ const char* kProjectedService =
     R"("managedFields":[{"manager":"appservice-operator","operation":"Apply"}]},"spec":)"
     R"({"ports":[{"name":"http","protocol":"TCP","port":80,"targetPort":8080,"nodePort":31234}],)"
     R"("selector":{"app.example.com/appservice":"web"},"type":"NodePort"}})";
-
-std::size_t heap_in_use() {
-  return mallinfo2().uordblks;
-}
 
 std::size_t cached_bytes(const rapidjson::Value& object) {
   constexpr int kCopies = 100;

@@ -1,10 +1,10 @@
 #include "ctrl/compact_object.h"
 
-#include <malloc.h>
-
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
+
+#include "../heap_in_use.h"
 
 using ctrl::compact_object;
 
@@ -34,10 +34,6 @@ const char* kDeployment =
 "Deployment has minimum availability."},{"type":"Progressing","status":"True","lastUpdateTime":
 "2026-12-02T10:10:28Z","lastTransitionTime":"2026-12-02T10:10:26Z","reason":
 "NewReplicaSetAvailable","message":"ReplicaSet \"app-00001-5d8f7b9c6d\" has successfully progressed."}]}})";
-
-std::size_t heap_in_use() {
-  return mallinfo2().uordblks;
-}
 
 }  // namespace
 

@@ -1,11 +1,10 @@
 #include "ctrl/object_store.h"
 
-#include <malloc.h>
-
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
+#include "../heap_in_use.h"
 #include "ctrl/compact_object.h"
 #include "ctrl/object_meta.h"
 #include "informer_test_support.h"
@@ -94,14 +93,14 @@ TEST_CASE("store: a cached object costs about its text, well under its DOM", "[s
                                   std::to_string(1000 + i), "owner-uid-" + std::to_string(i)));
   }
   const std::size_t text = compact_text(*objects[0]).size();
-  std::size_t before = mallinfo2().uordblks;
+  std::size_t before = heap_in_use();
   std::vector<ObjectPtr> doms;
   for (const auto& o : objects) doms.push_back(compact_object(*o));
-  const std::size_t dom_bytes = (mallinfo2().uordblks - before) / kObjects;
+  const std::size_t dom_bytes = (heap_in_use() - before) / kObjects;
   ObjectStore store;
-  before = mallinfo2().uordblks;
+  before = heap_in_use();
   for (const auto& o : objects) store.apply(informer::Upsert{o});
-  const std::size_t store_bytes = (mallinfo2().uordblks - before) / kObjects;
+  const std::size_t store_bytes = (heap_in_use() - before) / kObjects;
   INFO("per object: text " << text << ", exact DOM " << dom_bytes << ", stored " << store_bytes);
   // Stored: the text, its key and the table's node (measured: text 304, exact DOM 891, stored
   // 475); the smallest DOM takes about three times the text.
