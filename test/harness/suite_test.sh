@@ -71,6 +71,10 @@ mkdir -p "$tmp/semi" && git -C "$tmp/semi" init -q
 printf 'TEST_CASE("a, then b; c", "[x]") {}\n' >"$tmp/semi/a_test.cpp"
 (cd "$tmp/semi" && format_check >/dev/null 2>&1)
 check "a test name holding ';' fails the format check" 1 "$?"
+mkdir -p "$tmp/tilde" && git -C "$tmp/tilde" init -q
+printf 'TEST_CASE("~/.kube/config last", "[x]") {}\n' >"$tmp/tilde/a_test.cpp"
+(cd "$tmp/tilde" && format_check >/dev/null 2>&1)
+check "a test name starting with '~' fails the format check" 1 "$?"
 
 # The e2e helpers: a missing metric is not "no writes"; a required Docker engine is not a skip.
 (
