@@ -421,7 +421,8 @@ TEST_CASE("in-cluster: POD_NAMESPACE, IPv6 host, no CA, bad CA, bad port", "[kub
   CHECK(kube::in_cluster_possible(env_of(kInClusterEnv), root));
 }
 
-TEST_CASE("kubeconfig: ~/.kube/config last, HOME from the environment, nothing found", "[kubeconfig]") {
+TEST_CASE("kubeconfig: ~/.kube/config last, HOME from the environment, nothing found",
+          "[kubeconfig]") {
   // Service host set but no token mounted: not in a pod, fall through to the home folder.
   LoadOptions o = isolated(kInClusterEnv);
   o.home_dir = fixture("home");
