@@ -1,6 +1,5 @@
 #pragma once
 
-#include "ctrl/informer_state.h"
 #include "ctrl/metrics_registry.h"
 #include "ctrl/object_store.h"
 
