@@ -14,23 +14,28 @@ namespace {
 // Event names are DNS subdomains at most 253 bytes long.
 constexpr std::size_t kMaxNameBytes = 253;
 
-// client-go's EventAggregatorByReasonFunc: the involved object's identity, type and reason (the
-// source, reportingController and reportingInstance are the recorder's own, the same for all).
-std::string similar_key(const ObjectReference& o, EventType type, const std::string& reason) {
-  std::string key;
-  for (const std::string* part : {&o.api_version, &o.kind, &o.ns, &o.name, &o.uid, &reason}) {
-    key += *part;
-    key += '\x1f';
-  }
-  key += to_string(type);
-  return key;
+std::uint64_t message_hash(const std::string& message) {
+  const std::uint64_t h = std::hash<std::string>{}(message);
+  return h == 0 ? 1 : h;  // 0 names the combined Event of a group
 }
 
-// client-go's getEventKey: the above and the message (not the object's resourceVersion, so a
-// repeat across generations of the object still aggregates). The combined Event has one key per
-// group, whatever its latest message.
-std::string event_key(const std::string& similar, const std::string& message, bool combined) {
-  return similar + (combined ? "\x1e" : "\x1f") + (combined ? std::string() : message);
+std::size_t mix(std::size_t seed, std::size_t h) {
+  return seed ^ (h + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+}
+
+// client-go names an Event `<object name>.<hex of the timestamp's UnixNano>`, the name cut so
+// the whole stays a valid DNS subdomain.
+std::string event_name(const std::string& involved_name, std::int64_t suffix) {
+  char hex[24];
+  const int n = std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(suffix));
+  const std::size_t suffix_len = static_cast<std::size_t>(n) + 1;
+  std::string prefix = involved_name.substr(0, kMaxNameBytes - suffix_len);
+  // A cut name must not end in '.' or '-' (then "x-.1a" or "x..1a" would be an invalid name).
+  while (prefix.size() < involved_name.size() && !prefix.empty() &&
+         (prefix.back() == '.' || prefix.back() == '-')) {
+    prefix.pop_back();
+  }
+  return prefix + "." + std::string(hex, static_cast<std::size_t>(n));
 }
 
 // Drops the entry seen longest ago, like client-go's LRU. Linear, but only when the map is full.
@@ -61,7 +66,7 @@ EventWrite EventCorrelator::observe(const ObjectReference& involved, EventType t
   const auto wall = clock_.wall_now();
 
   // 1. EventAggregator: count distinct messages of this object, type and reason.
-  const std::string group = similar_key(involved, type, reason);
+  GroupKey group{object_key(involved), reason, type};
   auto similar = similar_.find(group);
   if (similar == similar_.end()) {
     if (similar_.size() >= options_.max_events) evict_oldest(similar_);
@@ -71,7 +76,10 @@ EventWrite EventCorrelator::observe(const ObjectReference& involved, EventType t
   }
   Similar& s = similar->second;
   s.last_seen = now;
-  s.messages.insert(std::hash<std::string>{}(message));
+  const std::uint64_t hash = message_hash(message);
+  if (std::find(s.messages.begin(), s.messages.end(), hash) == s.messages.end()) {
+    s.messages.push_back(hash);
+  }
   const bool combined = s.messages.size() >= options_.max_similar;
   if (combined) {
     // Like client-go's PopAny: the set stays just under the threshold, so every further
@@ -81,7 +89,8 @@ EventWrite EventCorrelator::observe(const ObjectReference& involved, EventType t
   }
 
   // 2. EventLogger: a repeat within the window patches the Event it repeats.
-  std::string key = event_key(group, message, combined);
+  EventKey key{std::move(group.object), std::move(group.reason), combined ? 0 : hash, type,
+               combined};
   auto it = events_.find(key);
   const bool repeat = it != events_.end() && now - it->second.last_seen <= options_.window;
 
@@ -90,66 +99,63 @@ EventWrite EventCorrelator::observe(const ObjectReference& involved, EventType t
   // recovers from that with the 404 fallback, which we also keep).
   if (!(repeat ? repeats_ : spam_).allow(involved)) return out;
 
+  Entry entry;
   if (repeat) {
-    Entry& e = it->second;
-    e.last_seen = now;
-    e.event.count += 1;
-    e.event.last_timestamp = wall;
-    e.event.message = std::move(message);
-    e.event.involved.resource_version = involved.resource_version;
-    out.action = EventWrite::Action::patch;
-    out.event = e.event;
-    return out;
+    entry = it->second;
+    entry.count += 1;
+  } else {
+    entry.suffix = next_suffix();
+    entry.first_timestamp = wall;
+  }
+  entry.last_seen = now;
+  if (it != events_.end()) {
+    it->second = entry;
+  } else {
+    if (events_.size() >= options_.max_events) evict_oldest(events_);
+    events_.emplace(std::move(key), entry);
   }
 
-  EventRecord event;
-  event.name = unique_name(involved.name);
+  EventRecord& event = out.event;
+  event.name = event_name(involved.name, entry.suffix);
   event.ns = involved.ns.empty() ? "default" : involved.ns;
   event.involved = involved;
   event.type = type;
   event.reason = std::move(reason);
   event.message = std::move(message);
-  event.count = 1;
-  event.first_timestamp = wall;
+  event.count = entry.count;
+  event.first_timestamp = entry.first_timestamp;
   event.last_timestamp = wall;
-  if (it != events_.end()) {
-    it->second = Entry{event, now};
-  } else {
-    if (events_.size() >= options_.max_events) evict_oldest(events_);
-    events_.emplace(std::move(key), Entry{event, now});
-  }
-  out.action = EventWrite::Action::create;
-  out.event = std::move(event);
+  out.action = repeat ? EventWrite::Action::patch : EventWrite::Action::create;
   return out;
 }
 
-// client-go names an Event `<object name>.<hex of the timestamp's UnixNano>`. Two Events in one
-// nanosecond (or with a fake clock) would collide, so the suffix also strictly increases.
-std::string EventCorrelator::unique_name(const std::string& involved_name) {
+// Two Events in one nanosecond (or with a fake clock) would share a name, so the suffix, the
+// wall clock's UnixNano, also strictly increases.
+std::int64_t EventCorrelator::next_suffix() {
   const auto nanos =
       std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.wall_now().time_since_epoch())
           .count();
   last_suffix_ = std::max<std::int64_t>(nanos, last_suffix_ + 1);
-  char hex[24];
-  const int n =
-      std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(last_suffix_));
-  const std::size_t suffix_len = static_cast<std::size_t>(n) + 1;
-  std::string prefix = involved_name.substr(0, kMaxNameBytes - suffix_len);
-  // A cut name must not end in '.' or '-' (then "x-.1a" or "x..1a" would be an invalid name).
-  while (prefix.size() < involved_name.size() && !prefix.empty() &&
-         (prefix.back() == '.' || prefix.back() == '-')) {
-    prefix.pop_back();
-  }
-  return prefix + "." + std::string(hex, static_cast<std::size_t>(n));
+  return last_suffix_;
+}
+
+std::size_t EventCorrelator::KeyHash::operator()(const EventKey& k) const {
+  std::size_t h = std::hash<std::string>{}(k.object);
+  h = mix(h, std::hash<std::string>{}(k.reason));
+  h = mix(h, k.message);
+  return mix(h, static_cast<std::size_t>(k.type) * 2 + (k.combined ? 1 : 0));
+}
+
+std::size_t EventCorrelator::KeyHash::operator()(const GroupKey& k) const {
+  std::size_t h = std::hash<std::string>{}(k.object);
+  h = mix(h, std::hash<std::string>{}(k.reason));
+  return mix(h, static_cast<std::size_t>(k.type));
 }
 
 void EventCorrelator::forget(const std::string& uid) {
   if (uid.empty()) return;
-  std::erase_if(events_, [&](const auto& entry) { return entry.second.event.involved.uid == uid; });
-  // The similar-Event key holds the uid between separators (similar_key).
-  const std::string part = '\x1f' + uid + '\x1f';
-  std::erase_if(similar_,
-                [&](const auto& entry) { return entry.first.find(part) != std::string::npos; });
+  std::erase_if(events_, [&](const auto& entry) { return entry.first.object == uid; });
+  std::erase_if(similar_, [&](const auto& entry) { return entry.first.object == uid; });
   spam_.forget(uid);
   repeats_.forget(uid);
 }

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
+#include <vector>
 
 #include "ctrl/clock.h"
 #include "ctrl/event.h"
@@ -77,24 +77,51 @@ class EventCorrelator {
   std::size_t tracked_objects() const { return spam_.tracked_objects(); }
 
  private:
+  // What identifies one Event in the repeat cache: the involved object (object_key), type,
+  // reason, and the message's hash. client-go keys on the whole text; a uid and a hash keep an
+  // entry at a fifth of the size, and two messages of one object and reason whose 64-bit hashes
+  // collide only count as repeats of each other (the patch still carries the latest message).
+  struct EventKey {
+    std::string object;
+    std::string reason;
+    std::uint64_t message = 0;  // 0 for the combined Event of the group
+    EventType type = EventType::normal;
+    bool combined = false;
+    bool operator==(const EventKey&) const = default;
+  };
+  // A group of similar Events: the involved object, type and reason.
+  struct GroupKey {
+    std::string object;
+    std::string reason;
+    EventType type = EventType::normal;
+    bool operator==(const GroupKey&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const EventKey& k) const;
+    std::size_t operator()(const GroupKey& k) const;
+  };
+  // Only what the Event's next patch needs that the next occurrence does not bring: the rest
+  // (involved object, type, reason, message) comes with it.
   struct Entry {
-    EventRecord event;
+    std::int64_t suffix = 0;  // the name is "<involved name>.<hex suffix>" (event_name)
+    std::int32_t count = 1;
+    Clock::WallTime first_timestamp;
     Clock::TimePoint last_seen;  // monotonic: the window must not move with wall-clock jumps
   };
   struct Similar {
     // Hashes of the distinct messages (client-go keeps the messages), at most max_similar - 1.
-    std::unordered_set<std::size_t> messages;
+    std::vector<std::uint64_t> messages;
     Clock::TimePoint last_seen;
   };
 
-  std::string unique_name(const std::string& involved_name);
+  std::int64_t next_suffix();
 
   const Clock& clock_;
   Options options_;
   EventSpamFilter spam_;     // new Events
   EventSpamFilter repeats_;  // patches of an existing Event
-  std::unordered_map<std::string, Entry> events_;
-  std::unordered_map<std::string, Similar> similar_;
+  std::unordered_map<EventKey, Entry, KeyHash> events_;
+  std::unordered_map<GroupKey, Similar, KeyHash> similar_;
   std::int64_t last_suffix_ = 0;
 };
 

@@ -7,23 +7,15 @@
 
 namespace ctrl {
 
-namespace {
-
-// client-go's getSpamKey: the source plus the involved object's identity (no resourceVersion, so
-// every generation of the object shares one bucket).
-std::string spam_key(const ObjectReference& o) {
+std::string object_key(const ObjectReference& o) {
+  if (!o.uid.empty()) return o.uid;
   std::string key;
-  key.reserve(o.api_version.size() + o.kind.size() + o.ns.size() + o.name.size() + o.uid.size() +
-              5);
   for (const std::string* part : {&o.api_version, &o.kind, &o.ns, &o.name}) {
+    key += '\x1f';  // cannot occur in a uid or a name, so this never equals a uid
     key += *part;
-    key += '\x1f';  // cannot occur in names, so parts never run together
   }
-  key += o.uid;
   return key;
 }
-
-}  // namespace
 
 EventSpamFilter::EventSpamFilter(const Clock& clock, Options options)
     : clock_(clock), options_(options) {
@@ -34,7 +26,7 @@ EventSpamFilter::EventSpamFilter(const Clock& clock, Options options)
 
 bool EventSpamFilter::allow(const ObjectReference& involved) {
   const auto now = clock_.now();
-  std::string key = spam_key(involved);
+  std::string key = object_key(involved);
   auto it = buckets_.find(key);
   if (it == buckets_.end()) {
     if (buckets_.size() >= options_.max_objects) evict_oldest();
@@ -52,12 +44,7 @@ bool EventSpamFilter::allow(const ObjectReference& involved) {
 }
 
 void EventSpamFilter::forget(const std::string& uid) {
-  if (uid.empty()) return;
-  std::erase_if(buckets_, [&](const auto& entry) {
-    const std::string& key = entry.first;  // ...'\x1f' uid (spam_key)
-    return key.size() > uid.size() && key.ends_with(uid) &&
-           key[key.size() - uid.size() - 1] == '\x1f';
-  });
+  if (!uid.empty()) buckets_.erase(uid);
 }
 
 // Drops the bucket touched longest ago, like client-go's LRU. Linear, but only when the cache is

@@ -23,6 +23,11 @@ struct EventSpamFilterOptions {
 // same for every Event of one recorder), burst 25 refilled at 1 token per 5 minutes, so one object
 // stuck in a failure loop cannot flood etcd with Events while others keep reporting. Pure: time
 // comes from the injected clock.
+// How the Event caches name an object: its uid, which no other object ever has (client-go's
+// getSpamKey also holds the source, ours for every Event, and kind, namespace and name, which the
+// uid already tells apart). An object without a uid is named by its kind, namespace and name.
+std::string object_key(const ObjectReference& o);
+
 class EventSpamFilter {
  public:
   using Options = EventSpamFilterOptions;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../heap_in_use.h"
 #include "../kube/async_test.h"
 #include "../kube/fake_api_server.h"
 #include "ctrl/clock.h"
@@ -318,6 +319,19 @@ TEST_CASE("the spam filter forgets the least recently used object when full", "[
   CHECK_FALSE(f.allow(config_map("c", "uc")));
 }
 
+TEST_CASE("objects without a uid are told apart by kind, namespace and name", "[events]") {
+  FakeClock clock;
+  ctrl::EventSpamFilter::Options o;
+  o.burst = 1;
+  ctrl::EventSpamFilter f(clock, o);
+  CHECK(f.allow(config_map("a", "")));
+  CHECK(f.allow(config_map("b", "")));
+  CHECK(f.allow(ObjectReference("v1", "Secret", "ns", "a", "")));
+  CHECK_FALSE(f.allow(config_map("a", "")));
+  CHECK(f.tracked_objects() == 3);
+  CHECK(ctrl::object_key(config_map("a", "")) != ctrl::object_key(config_map("a", "uid-1")));
+}
+
 TEST_CASE("the repeat cache is bounded and evicts the Event seen longest ago", "[events]") {
   FakeClock clock;
   EventCorrelator::Options o;
@@ -361,6 +375,36 @@ TEST_CASE("a deleted object's Events and spam bucket are forgotten, others are k
   const auto again = c.observe(config_map("b", "uid-b"), EventType::normal, "Created", "Created b");
   CHECK(again.action == Action::patch);
   CHECK(again.event.name == kept.event.name);
+}
+
+TEST_CASE("the Event caches keep a few hundred bytes per object, not the Events", "[events]") {
+  // What the operator records per AppService: "Created" for its Deployment and its Service. At
+  // N = 1,000 the caches used to hold each Event whole under keys holding the whole text, about
+  // 2.5 KiB per AppService; they keep a uid, a reason, a hash and counters now.
+  constexpr int kObjects = 1000;
+  FakeClock clock;
+  std::size_t before = 0;
+  std::size_t after = 0;
+  {
+    EventCorrelator c(clock);
+    before = heap_in_use();
+    for (int i = 0; i < kObjects; ++i) {
+      char uid[40];
+      std::snprintf(uid, sizeof uid, "5b1c3a2e-0f4d-4c8a-9e7b-%012d", i);
+      const ObjectReference app("app.example.com/v1", "AppService", "bench",
+                                "app-" + std::to_string(i), uid);
+      c.observe(app, EventType::normal, "Created",
+                "Created Deployment bench/app-" + std::to_string(i));
+      c.observe(app, EventType::normal, "Created",
+                "Created Service bench/app-" + std::to_string(i));
+    }
+    after = heap_in_use();
+    REQUIRE(c.cached_events() == 2 * kObjects);
+    REQUIRE(c.tracked_objects() == kObjects);
+  }
+  const std::size_t per_object = (after - before) / kObjects;
+  INFO("bytes per object with two Events: " << per_object);
+  CHECK(per_object < 800);
 }
 
 TEST_CASE("messages are cut to 1024 bytes at a UTF-8 character boundary", "[events]") {
