@@ -12,7 +12,7 @@
 FROM debian:bookworm-slim AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      cmake ninja-build g++ pkg-config libboost1.81-dev libssl-dev rapidjson-dev \
+      cmake ninja-build g++ pkg-config libboost1.81-dev libssl-dev zlib1g-dev rapidjson-dev \
       libgoogle-glog-dev libyaml-cpp-dev catch2 ca-certificates binutils \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src

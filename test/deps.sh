@@ -3,7 +3,7 @@
 # it is all there already. Go (>= 1.26, from /usr/local/go on our machines) and kubectl must be
 # present: Debian 12's own golang is too old for Kubernetes 1.35.
 set -euo pipefail
-packages=(cmake ninja-build g++ pkg-config libboost1.81-dev libssl-dev rapidjson-dev
+packages=(cmake ninja-build g++ pkg-config libboost1.81-dev libssl-dev zlib1g-dev rapidjson-dev
   libgoogle-glog-dev libyaml-cpp-dev catch2 clang clang-format libclang-rt-14-dev
   openssl curl iproute2 ca-certificates jq prometheus)
 missing=()

@@ -15,7 +15,7 @@ std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
     auto key = object_key(*object);
     auto old = get(key);
     if (old && meta_resource_version(*old) == meta_resource_version(*object)) return;
-    objects_.insert_or_assign(key, compact_text(*object));
+    objects_.insert_or_assign(key, pack(*object));
     changes.push_back({old ? StoreChange::Type::updated : StoreChange::Type::added, std::move(old),
                        std::move(object)});
   };
@@ -49,9 +49,22 @@ std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
   return changes;
 }
 
+std::string ObjectStore::pack(const rapidjson::Value& object) {
+  std::string text = compact_text(object);
+  // The first object is the dictionary for every later one (and compresses to a few bytes itself).
+  if (!codec_) codec_.emplace(text);
+  return codec_->compress(text);
+}
+
+ObjectPtr ObjectStore::unpack(const std::string& data) const {
+  thread_local std::string text;  // reused: a read allocates only the DOM it returns
+  codec_->decompress(data, text);
+  return parse_compact_text(text);
+}
+
 ObjectPtr ObjectStore::get(std::string_view key) const {
   auto it = objects_.find(std::string(key));
-  return it == objects_.end() ? nullptr : parse_compact_text(it->second);
+  return it == objects_.end() ? nullptr : unpack(it->second);
 }
 
 bool ObjectStore::contains(std::string_view key) const {
@@ -68,12 +81,12 @@ std::vector<std::string> ObjectStore::keys() const {
 std::vector<ObjectPtr> ObjectStore::list() const {
   std::vector<ObjectPtr> out;
   out.reserve(objects_.size());
-  for (const auto& [key, text] : objects_) out.push_back(parse_compact_text(text));
+  for (const auto& [key, text] : objects_) out.push_back(unpack(text));
   return out;
 }
 
 void ObjectStore::for_each(const std::function<void(const rapidjson::Document&)>& visit) const {
-  for (const auto& [key, text] : objects_) visit(*parse_compact_text(text));
+  for (const auto& [key, text] : objects_) visit(*unpack(text));
 }
 
 std::vector<ObjectPtr> ObjectStore::list_namespace(std::string_view ns) const {
@@ -85,7 +98,7 @@ std::vector<ObjectPtr> ObjectStore::list_namespace(std::string_view ns) const {
         ns.empty() ? key.find('/') == std::string::npos
                    : key.size() > ns.size() && key.starts_with(ns) && key[ns.size()] == '/';
     if (in_namespace) {
-      out.push_back(parse_compact_text(text));
+      out.push_back(unpack(text));
     }
   }
   return out;
