@@ -78,30 +78,8 @@ std::vector<std::string> ObjectStore::keys() const {
   return out;
 }
 
-std::vector<ObjectPtr> ObjectStore::list() const {
-  std::vector<ObjectPtr> out;
-  out.reserve(objects_.size());
-  for (const auto& [key, text] : objects_) out.push_back(unpack(text));
-  return out;
-}
-
 void ObjectStore::for_each(const std::function<void(const rapidjson::Document&)>& visit) const {
   for (const auto& [key, text] : objects_) visit(*unpack(text));
-}
-
-std::vector<ObjectPtr> ObjectStore::list_namespace(std::string_view ns) const {
-  std::vector<ObjectPtr> out;
-  for (const auto& [key, text] : objects_) {
-    // Keys are "namespace/name", or "name" when cluster-scoped (object_key): no parse for objects
-    // of other namespaces.
-    const bool in_namespace =
-        ns.empty() ? key.find('/') == std::string::npos
-                   : key.size() > ns.size() && key.starts_with(ns) && key[ns.size()] == '/';
-    if (in_namespace) {
-      out.push_back(unpack(text));
-    }
-  }
-  return out;
 }
 
 }  // namespace ctrl

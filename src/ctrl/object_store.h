@@ -38,11 +38,9 @@ class ObjectStore {
   ObjectPtr get(std::string_view key) const;
   bool contains(std::string_view key) const;
   std::vector<std::string> keys() const;
-  std::vector<ObjectPtr> list() const;
   // Each object in turn, parsed one at a time: for readers of every object (metrics) that need
   // not hold them all at once.
   void for_each(const std::function<void(const rapidjson::Document&)>& visit) const;
-  std::vector<ObjectPtr> list_namespace(std::string_view ns) const;
   std::size_t size() const { return objects_.size(); }
   // True once the first full list is in.
   bool has_synced() const { return synced_; }

@@ -21,9 +21,9 @@ TEST_CASE("store: replace swaps content and reports the difference", "[store]") 
   CHECK(changes.size() == 2);
   CHECK(store.size() == 2);
   CHECK(store.get("a/x"));
-  CHECK(store.list_namespace("b").size() == 1);
+  CHECK(store.contains("b/y"));
 
-  // Relist: y unchanged (not reported), x updated, z new, and x... y gone? no: x gone.
+  // Relist: y unchanged (not reported), z new, x gone.
   changes =
       store.apply(informer::Replace{{make_object("b", "y", "2"), make_object("c", "z", "3")}});
   REQUIRE(changes.size() == 2);
@@ -70,19 +70,6 @@ TEST_CASE("store: each read is a fresh DOM equal to what was stored", "[store]")
   CHECK_FALSE(store.contains("a/y"));
   CHECK_FALSE(store.get("a/y"));
   CHECK(store.keys() == std::vector<std::string>{"a/x"});
-  CHECK(store.list().size() == 1);
-}
-
-TEST_CASE("store: list_namespace matches whole namespace names", "[store]") {
-  ObjectStore store;
-  store.apply(informer::Replace{{make_object("a", "x", "1"), make_object("ab", "y", "1"),
-                                 make_object("", "cluster-scoped", "1")}});
-  REQUIRE(store.list_namespace("a").size() == 1);
-  CHECK(object_key(*store.list_namespace("a")[0]) == "a/x");
-  CHECK(store.list_namespace("ab").size() == 1);
-  REQUIRE(store.list_namespace("").size() == 1);
-  CHECK(object_key(*store.list_namespace("")[0]) == "cluster-scoped");
-  CHECK(store.list_namespace("b").empty());
 }
 
 TEST_CASE("store: a cached object costs about its text, well under its DOM", "[store]") {
