@@ -152,6 +152,16 @@ std::size_t EventCorrelator::KeyHash::operator()(const GroupKey& k) const {
   return mix(h, static_cast<std::size_t>(k.type));
 }
 
+std::size_t EventCorrelator::expire() {
+  const auto now = clock_.now();
+  const auto stale = [&](const auto& entry) {
+    return now - entry.second.last_seen > options_.window;
+  };
+  const std::size_t events = std::erase_if(events_, stale);
+  const std::size_t groups = std::erase_if(similar_, stale);
+  return events + groups + spam_.expire() + repeats_.expire();
+}
+
 void EventCorrelator::forget(const std::string& uid) {
   if (uid.empty()) return;
   std::erase_if(events_, [&](const auto& entry) { return entry.first.object == uid; });

@@ -73,6 +73,16 @@ class EventCorrelator {
   // memory grows with every object ever seen; this keeps it to the live ones.
   void forget(const std::string& uid);
 
+  // Drops every entry that no longer changes a decision: Events and groups of similar Events last
+  // seen more than the window ago (the next occurrence starts afresh either way) and spam buckets
+  // full again. client-go keeps them until its LRUs evict them; here the caches follow the recent
+  // Events, so an operator at rest keeps none. Returns how many entries went.
+  std::size_t expire();
+  bool empty() const {
+    return events_.empty() && similar_.empty() && spam_.tracked_objects() == 0 &&
+           repeats_.tracked_objects() == 0;
+  }
+
   std::size_t cached_events() const { return events_.size(); }
   std::size_t tracked_objects() const { return spam_.tracked_objects(); }
 

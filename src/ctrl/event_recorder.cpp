@@ -13,6 +13,8 @@
 #include <exception>
 #include <utility>
 
+#include "ctrl/free_heap.h"
+
 namespace ctrl {
 namespace asio = boost::asio;
 using asio::awaitable;
@@ -66,6 +68,7 @@ EventRecorder::EventRecorder(asio::any_io_executor ex, std::shared_ptr<kube::Res
       source_(options_.component, options_.instance.empty() ? hostname() : options_.instance),
       correlator_(clock, options_.correlator),
       retry_timer_(ex_),
+      expiry_timer_(ex_),
       alive_(std::make_shared<bool>(true)) {
   CHECK(client_ != nullptr);
   CHECK(!options_.component.empty()) << "an event recorder needs a source component";
@@ -104,6 +107,7 @@ void EventRecorder::record(const ObjectReference& involved, EventType type, std:
     return;
   }
   EventWrite write = correlator_.observe(involved, type, std::move(reason), std::move(message));
+  arm_expiry();
   if (write.action == EventWrite::Action::drop) {
     VLOG(2) << "Event " << to_string(type) << " on " << involved.kind << " " << involved.ns << "/"
             << involved.name << " dropped: over the object's Event rate limit";
@@ -111,6 +115,26 @@ void EventRecorder::record(const ObjectReference& involved, EventType type, std:
     return;
   }
   enqueue(std::move(write));
+}
+
+void EventRecorder::arm_expiry() {
+  if (expiry_armed_) return;
+  expiry_armed_ = true;
+  // Just past the window, so what the last Event left is stale when the timer fires.
+  expiry_timer_.expires_after(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_.correlator.window) +
+      std::chrono::seconds(1));
+  expiry_timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
+    if (!*alive) return;
+    expiry_armed_ = false;
+    if (ec) return;
+    const std::size_t dropped = correlator_.expire();
+    VLOG(2) << "Event caches: " << dropped << " expired entries dropped, "
+            << correlator_.cached_events() << " Events left";
+    // Return what the entries held to the system: at rest nothing else frees memory.
+    if (dropped > 0) release_free_heap();
+    if (!correlator_.empty()) arm_expiry();
+  });
 }
 
 void EventRecorder::enqueue(EventWrite write) {

@@ -62,6 +62,10 @@ class EventRecorder {
   // already queued are still sent).
   void forget(const std::string& uid) { correlator_.forget(uid); }
 
+  // Entries in the repeat cache. A timer drops those that have expired (EventCorrelator::expire)
+  // one window after the last Event, and again every window while any are left.
+  std::size_t cached_events() const { return correlator_.cached_events(); }
+
   // Waits until every queued write has been sent (or given up), at most `timeout`. True when
   // nothing is left; for shutdown and tests.
   boost::asio::awaitable<bool> flush(
@@ -83,6 +87,7 @@ class EventRecorder {
   boost::asio::awaitable<void> send_loop(std::shared_ptr<bool> alive);
   boost::asio::awaitable<Outcome> send(EventWrite write, std::shared_ptr<bool> alive);
   void enqueue(EventWrite write);
+  void arm_expiry();
   void notify_idle();
   static void inc(Counter* c) {
     if (c != nullptr) c->inc();
@@ -99,6 +104,8 @@ class EventRecorder {
   std::vector<boost::asio::steady_timer*> flush_waiters_;
   std::function<void(const std::string&)> on_sender_failure_;
   boost::asio::steady_timer retry_timer_;
+  boost::asio::steady_timer expiry_timer_;
+  bool expiry_armed_ = false;
   Counter* created_ = nullptr;
   Counter* patched_ = nullptr;
   Counter* failed_ = nullptr;

@@ -47,6 +47,16 @@ void EventSpamFilter::forget(const std::string& uid) {
   if (!uid.empty()) buckets_.erase(uid);
 }
 
+std::size_t EventSpamFilter::expire() {
+  const auto now = clock_.now();
+  const double interval = std::chrono::duration<double>(options_.refill_interval).count();
+  return std::erase_if(buckets_, [&](const auto& entry) {
+    const Bucket& b = entry.second;
+    return b.tokens + std::chrono::duration<double>(now - b.last).count() / interval >=
+           options_.burst;
+  });
+}
+
 // Drops the bucket touched longest ago, like client-go's LRU. Linear, but only when the cache is
 // full, and an evicted object merely starts again with a full bucket.
 void EventSpamFilter::evict_oldest() {

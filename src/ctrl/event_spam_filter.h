@@ -40,6 +40,10 @@ class EventSpamFilter {
   // Drops the bucket of the object with this uid (it was deleted; a uid never comes back).
   void forget(const std::string& uid);
 
+  // Drops the buckets that have refilled to the burst: one is the same as no bucket. Returns how
+  // many went.
+  std::size_t expire();
+
   std::size_t tracked_objects() const { return buckets_.size(); }
 
  private:

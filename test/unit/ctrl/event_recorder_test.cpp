@@ -8,6 +8,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <catch2/catch.hpp>
@@ -319,6 +320,39 @@ TEST_CASE("the spam filter forgets the least recently used object when full", "[
   CHECK_FALSE(f.allow(config_map("c", "uc")));
 }
 
+TEST_CASE("expired entries are dropped, and dropping them changes no decision", "[events]") {
+  FakeClock clock;
+  EventCorrelator c(clock);
+  const auto first = c.observe(config_map(), EventType::normal, "Created", "Created a");
+  c.observe(config_map(), EventType::normal, "Created", "Created b");
+  clock.step(9min);
+  CHECK(c.expire() == 0);  // within the window: a repeat would still patch
+  CHECK(c.observe(config_map(), EventType::normal, "Created", "Created a").action == Action::patch);
+  clock.step(10min + 1s);
+  c.expire();
+  CHECK(c.cached_events() == 0);
+  // Both spam buckets (two new Events, one repeat) have refilled by now.
+  CHECK(c.tracked_objects() == 0);
+  CHECK(c.empty());
+  // As after the window without the sweep: a new Event with a new name, count 1.
+  const auto again = c.observe(config_map(), EventType::normal, "Created", "Created a");
+  CHECK(again.action == Action::create);
+  CHECK(again.event.count == 1);
+  CHECK(again.event.name != first.event.name);
+}
+
+TEST_CASE("a spam bucket stays until it has refilled, then goes", "[events]") {
+  FakeClock clock;
+  ctrl::EventSpamFilter f(clock);  // 25 tokens, one back every 5 minutes
+  for (int i = 0; i < 25; ++i) REQUIRE(f.allow(config_map()));
+  CHECK_FALSE(f.allow(config_map()));
+  clock.step(2h);  // 24 tokens back: dropping the bucket would let 25 through
+  CHECK(f.expire() == 0);
+  clock.step(5min);
+  CHECK(f.expire() == 1);
+  CHECK(f.tracked_objects() == 0);
+}
+
 TEST_CASE("objects without a uid are told apart by kind, namespace and name", "[events]") {
   FakeClock clock;
   ctrl::EventSpamFilter::Options o;
@@ -554,6 +588,26 @@ FakeApiServer::Reply status(int code, const std::string& reason) {
 }
 
 }  // namespace
+
+TEST_CASE("the recorder sweeps its expired cache entries on a timer", "[events]") {
+  RecorderFixture f([](const FakeApiServer::Request& r) { return created_from(r); });
+  f.run([&]() -> awaitable<void> {
+    auto options = f.options();
+    options.correlator.window = 1ms;  // the timer fires 1 s after the last Event
+    EventRecorder rec(f.io.get_executor(), f.client, options, f.clock, &f.metrics);
+    rec.record(config_map(), EventType::normal, "Created", "Created a");
+    REQUIRE(co_await rec.flush(5s));
+    REQUIRE(rec.cached_events() == 1);
+    f.clock.step(1h);  // the bucket refills too
+    asio::steady_timer t(co_await asio::this_coro::executor);
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (rec.cached_events() > 0 && std::chrono::steady_clock::now() < deadline) {
+      t.expires_after(20ms);
+      co_await t.async_wait(asio::use_awaitable);
+    }
+    CHECK(rec.cached_events() == 0);
+  });
+}
 
 TEST_CASE("the recorder creates, then patches a repeat with a strategic merge patch", "[events]") {
   RecorderFixture f([](const FakeApiServer::Request& r) {
