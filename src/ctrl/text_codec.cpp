@@ -3,7 +3,9 @@
 #include <glog/logging.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <utility>
 
 namespace ctrl {
 
@@ -46,7 +48,13 @@ Bytef* bytes(std::string_view s) {
 
 }  // namespace
 
-TextCodec::TextCodec(std::string dictionary) : dictionary_(std::move(dictionary)) {}
+TextCodec::TextCodec(std::string dictionary) : dictionary_(std::move(dictionary)) {
+  // zlib uses only the dictionary's last window of bytes: keep no more (the first object a store
+  // takes may be large, and the codec lives as long as the store).
+  constexpr std::size_t kWindow = std::size_t{1} << kWindowBits;
+  if (dictionary_.size() > kWindow) dictionary_.erase(0, dictionary_.size() - kWindow);
+  dictionary_.shrink_to_fit();
+}
 
 std::string TextCodec::compress(std::string_view text) const {
   z_stream& z = streams().deflater;

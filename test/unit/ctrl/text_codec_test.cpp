@@ -45,6 +45,18 @@ TEST_CASE("text codec: what goes in comes out, with and without a dictionary", "
   }
 }
 
+TEST_CASE("text codec: keeps only the window of the dictionary that zlib reads", "[store]") {
+  std::string big;
+  for (int i = 0; i < 40; ++i) big += deployment(i);
+  const TextCodec whole(big);
+  CHECK(whole.dictionary().size() == 4096);
+  CHECK(big.ends_with(whole.dictionary()));
+  const std::string text = deployment(41);
+  const std::string packed = whole.compress(text);
+  CHECK(packed.size() * 4 < text.size());  // the tail still holds objects like this one
+  CHECK(whole.decompress(packed) == text);
+}
+
 TEST_CASE("text codec: a reader's buffer is cleared and reused", "[store]") {
   const TextCodec codec(deployment(0));
   std::string out = "left over";
