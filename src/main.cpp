@@ -395,6 +395,7 @@ int main(int argc, char** argv) {
 
   ctrl::EventRecorder::Options eo;
   eo.component = "appservice-operator";
+  eo.sweep_every = eo.correlator.window;  // at rest the Event caches empty themselves
   ctrl::EventRecorder events(io.get_executor(), client, eo, clock, &metrics);
   manager.add_event_recorder(events);  // flushed at shutdown, before the Lease is released
   appservice::AppServiceReconciler reconciler(

@@ -14,6 +14,8 @@ namespace {
 // Event names are DNS subdomains at most 253 bytes long.
 constexpr std::size_t kMaxNameBytes = 253;
 
+static_assert(sizeof(std::size_t) == 8, "message hashes are 64 bits");
+
 std::uint64_t message_hash(const std::string& message) {
   const std::uint64_t h = std::hash<std::string>{}(message);
   return h == 0 ? 1 : h;  // 0 names the combined Event of a group

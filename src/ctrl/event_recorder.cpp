@@ -118,11 +118,12 @@ void EventRecorder::record(const ObjectReference& involved, EventType type, std:
 }
 
 void EventRecorder::arm_expiry() {
-  if (expiry_armed_) return;
+  if (expiry_armed_ || options_.sweep_every <= Clock::Duration::zero()) return;
   expiry_armed_ = true;
-  // Just past the window, so what the last Event left is stale when the timer fires.
+  // Just past the interval, so with the window as interval what the Event that armed the timer
+  // left is stale when it fires.
   expiry_timer_.expires_after(
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_.correlator.window) +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_.sweep_every) +
       std::chrono::seconds(1));
   expiry_timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
     if (!*alive) return;

@@ -40,6 +40,11 @@ class EventRecorder {
     int max_attempts = 3;
     Clock::Duration retry_delay = std::chrono::seconds(1);  // doubled per retry, capped at 30 s
     EventCorrelatorOptions correlator;
+    // How often a timer drops the cache entries that have expired (EventCorrelator::expire), from
+    // the first Event after a quiet spell while any are left: an entry goes at most two windows
+    // after its last Event. Zero, the default, arms no timer, so an io_context that the recorder
+    // runs on can still run out of work (tests); the operator sets the window.
+    Clock::Duration sweep_every{0};
   };
 
   // `metrics` may be null; otherwise event_recorder_events_total{result} counts what became of
@@ -62,8 +67,7 @@ class EventRecorder {
   // already queued are still sent).
   void forget(const std::string& uid) { correlator_.forget(uid); }
 
-  // Entries in the repeat cache. A timer drops those that have expired (EventCorrelator::expire)
-  // one window after the last Event, and again every window while any are left.
+  // Entries in the repeat cache (see Options::sweep_every).
   std::size_t cached_events() const { return correlator_.cached_events(); }
 
   // Waits until every queued write has been sent (or given up), at most `timeout`. True when

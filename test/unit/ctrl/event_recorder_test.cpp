@@ -589,11 +589,25 @@ FakeApiServer::Reply status(int code, const std::string& reason) {
 
 }  // namespace
 
+TEST_CASE("a recorder without sweep_every leaves nothing pending on its io_context", "[events]") {
+  // Code that runs an io_context until it runs out of work (tests, one-shot tools) must not
+  // wait out a 10-minute timer behind a recorder that outlives its Events.
+  RecorderFixture f([](const FakeApiServer::Request& r) { return created_from(r); });
+  EventRecorder rec(f.io.get_executor(), f.client, f.options(), f.clock, &f.metrics);
+  f.run([&]() -> awaitable<void> {
+    rec.record(config_map(), EventType::normal, "Created", "Created a");
+    REQUIRE(co_await rec.flush(5s));
+  });
+  CHECK(f.io.stopped());
+  CHECK(rec.cached_events() == 1);
+}
+
 TEST_CASE("the recorder sweeps its expired cache entries on a timer", "[events]") {
   RecorderFixture f([](const FakeApiServer::Request& r) { return created_from(r); });
   f.run([&]() -> awaitable<void> {
     auto options = f.options();
-    options.correlator.window = 1ms;  // the timer fires 1 s after the last Event
+    options.correlator.window = 1ms;
+    options.sweep_every = 1ms;  // the timer fires 1 s after the first Event
     EventRecorder rec(f.io.get_executor(), f.client, options, f.clock, &f.metrics);
     rec.record(config_map(), EventType::normal, "Created", "Created a");
     REQUIRE(co_await rec.flush(5s));
