@@ -1,9 +1,10 @@
 # appservice-operator image.
 #
 # Stage 1 builds the operator on Debian 12 with the same Debian packages as the README (test/deps.sh
-# build dependencies), Release, stripped. Stage 2 is `scratch` holding only the binary, the exact
-# shared libraries `ldd` lists, CA certificates and a passwd entry for the non-root UID 65532:
-# about 15 MB, where a debian:bookworm-slim final stage would be 75 MB before anything is added.
+# build dependencies), Release (C++ dependencies linked statically), stripped. Stage 2 is `scratch`
+# holding only the binary, the shared libraries `ldd` lists (glibc, libunwind, liblzma), CA
+# certificates and a passwd entry for the non-root UID 65532: about 13 MB, where a
+# debian:bookworm-slim final stage would be 75 MB before anything is added.
 #
 # Build: test/docker/build-image.sh (makes debian:bookworm-slim first when the engine lacks it), or
 #   docker build --network host -t appservice-operator:dev .

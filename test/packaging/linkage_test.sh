@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The Release binary carries its C++ dependencies (ASOP_STATIC_DEPS): it may need only glibc and
+# libunwind at run time. A shared libcrypto or libstdc++ creeping back costs about 4 MiB of RSS.
+#   linkage_test.sh BINARY
+set -euo pipefail
+binary=$1
+allowed=" libc.so.6 libm.so.6 libunwind.so.8 ld-linux-x86-64.so.2 "
+needed=$(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+[ -n "$needed" ] || { echo "FAIL: readelf found no NEEDED entries in $binary" >&2; exit 1; }
+status=0
+for lib in $needed; do
+  case $allowed in
+    *" $lib "*) ;;
+    *) echo "FAIL: $binary needs $lib at run time" >&2; status=1 ;;
+  esac
+done
+# The archives' own start-up (OpenSSL's providers, glog, gflags) runs before flags are parsed.
+"$binary" --help > /dev/null
+[ "$status" = 0 ] && echo "ok: $binary needs only:" $needed
+exit "$status"
