@@ -54,6 +54,7 @@ Controller::Controller(asio::any_io_executor ex, Options options, Reconciler& re
       wake_(ex, kForever),
       delay_(ex, kForever),
       resync_timer_(ex, kForever),
+      idle_timer_(ex, kForever),
       active_workers_gauge_(metrics.gauge("controller_runtime_active_workers",
                                           "Number of currently used workers per controller",
                                           {{"controller", options_.name}})),
@@ -129,7 +130,7 @@ asio::awaitable<void> Controller::run() {
   LOG(INFO) << "controller=" << options_.name
             << " starting workers count=" << options_.max_concurrent_reconciles;
   const bool resyncs = options_.resync_period.count() > 0 && options_.resync_store != nullptr;
-  int running = options_.max_concurrent_reconciles + 1 + (resyncs ? 1 : 0);
+  int running = options_.max_concurrent_reconciles + 2 + (resyncs ? 1 : 0);
   asio::steady_timer finished(ex_, kForever);
   auto on_exit = [&](std::exception_ptr e) {
     if (e) {
@@ -145,6 +146,7 @@ asio::awaitable<void> Controller::run() {
     asio::co_spawn(ex_, worker(), on_exit);
   }
   asio::co_spawn(ex_, delayed_adds(), on_exit);
+  asio::co_spawn(ex_, release_heap_when_idle(), on_exit);
   if (resyncs) asio::co_spawn(ex_, resync(), on_exit);
   co_await finished.async_wait(asio::as_tuple(asio::use_awaitable));
   LOG(INFO) << "controller=" << options_.name << " all workers finished";
@@ -155,6 +157,7 @@ void Controller::shut_down() {
   queue_->shut_down_with_drain();
   wake();
   resync_timer_.cancel();
+  idle_timer_.cancel();
 }
 
 asio::awaitable<void> Controller::resync() {
@@ -167,6 +170,19 @@ asio::awaitable<void> Controller::resync() {
     auto keys = options_.resync_store->keys();
     VLOG(1) << "controller=" << options_.name << " resync: queueing " << keys.size() << " keys";
     for (auto& key : keys) queue_->add(std::move(key));
+  }
+}
+
+asio::awaitable<void> Controller::release_heap_when_idle() {
+  while (!stopping_) {
+    auto [ec] = co_await idle_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec || stopping_) continue;  // re-armed by a worker going idle again, or shutting down
+    idle_timer_.expires_at(kForever);
+    // A worker that went idle again since re-armed the timer; one still busy will re-arm it.
+    if (active_workers_ == 0 && worked_since_trim_) {
+      worked_since_trim_ = false;
+      if (options_.release_heap) options_.release_heap();
+    }
   }
 }
 
@@ -183,10 +199,9 @@ asio::awaitable<void> Controller::worker() {
   while (!stopping_) {
     auto key = queue_->get();
     if (!key) {
-      // The last worker going idle after a burst gives the burst's freed memory back.
+      // The last worker going idle after work starts the idle clock (again).
       if (active_workers_ == 0 && worked_since_trim_) {
-        worked_since_trim_ = false;
-        release_free_heap();
+        idle_timer_.expires_after(options_.release_heap_after_idle);
       }
       co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
       continue;

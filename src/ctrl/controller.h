@@ -3,10 +3,13 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "ctrl/clock.h"
+#include "ctrl/free_heap.h"
 #include "ctrl/informer.h"
 #include "ctrl/metrics_registry.h"
 #include "ctrl/reconciler.h"
@@ -27,6 +30,11 @@ class Controller {
     // `resync_store` is queued again, so a change a watch missed is still repaired. Zero: never.
     std::chrono::milliseconds resync_period{0};
     const ObjectStore* resync_store = nullptr;
+    // After a burst, once no worker has had a key for this long, `release_heap` runs once. Not on
+    // every idle moment: while objects trickle in one at a time, trimming after each reconcile
+    // cost thousands of madvise calls and page faults per minute.
+    std::chrono::milliseconds release_heap_after_idle{1000};
+    std::function<void()> release_heap = release_free_heap;
   };
 
   Controller(boost::asio::any_io_executor ex, Options options, Reconciler& reconciler,
@@ -58,6 +66,7 @@ class Controller {
   boost::asio::awaitable<void> worker();
   boost::asio::awaitable<void> delayed_adds();
   boost::asio::awaitable<void> resync();
+  boost::asio::awaitable<void> release_heap_when_idle();
   boost::asio::awaitable<void> process(std::string key);
   std::string new_reconcile_id();
   void wake();
@@ -72,6 +81,7 @@ class Controller {
   boost::asio::steady_timer wake_;   // workers wait on it; cancel() wakes them all
   boost::asio::steady_timer delay_;  // fires at the queue's next delayed add
   boost::asio::steady_timer resync_timer_;
+  boost::asio::steady_timer idle_timer_;  // armed when the last worker goes idle after work
   int active_workers_ = 0;
   bool worked_since_trim_ = false;
   bool stopping_ = false;

@@ -284,3 +284,40 @@ TEST_CASE("controller: every key of the resync store is queued again each sync p
   controller.shut_down();
   REQUIRE(run_until(io, [&] { return finished; }));
 }
+
+TEST_CASE("controller: the heap is released once per idle spell, not after every reconcile",
+          "[controller]") {
+  asio::io_context io;
+  RealClock clock;
+  SeededRandom random{3};
+  MetricsRegistry metrics;
+  ScriptedReconciler reconciler{io};
+  int releases = 0;
+  Controller::Options options;
+  options.name = "idle";
+  options.release_heap_after_idle = 1s;
+  options.release_heap = [&] { ++releases; };
+  Controller controller(io.get_executor(), options, reconciler, metrics, clock, random);
+  bool finished = false;
+  asio::co_spawn(io, controller.run(), [&](std::exception_ptr) { finished = true; });
+
+  // Keys trickle in one at a time: the queue goes idle between each, for far less than 1 s.
+  for (int i = 0; i < 10; ++i) {
+    const std::string key = "ns/k" + std::to_string(i);
+    controller.queue().add(key);
+    REQUIRE(run_until(
+        io, [&] { return reconciler.calls[key] == 1 && controller.queue().processing() == 0; }));
+  }
+  CHECK(releases == 0);
+  REQUIRE(run_until(io, [&] { return releases == 1; }));
+  // Idle with nothing done since: no second release.
+  io.run_for(1500ms);
+  CHECK(releases == 1);
+  // New work, then idle again: one more.
+  controller.queue().add("ns/again");
+  REQUIRE(run_until(io, [&] { return releases == 2; }));
+  CHECK(reconciler.calls["ns/again"] == 1);
+
+  controller.shut_down();
+  REQUIRE(run_until(io, [&] { return finished; }));
+}
