@@ -25,6 +25,10 @@ std::size_t mix(std::size_t seed, std::size_t h) {
   return seed ^ (h + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
 }
 
+std::size_t object_reason_hash(const std::string& object, const std::string& reason) {
+  return mix(std::hash<std::string>{}(object), std::hash<std::string>{}(reason));
+}
+
 // client-go names an Event `<object name>.<hex of the timestamp's UnixNano>`, the name cut so
 // the whole stays a valid DNS subdomain.
 std::string event_name(const std::string& involved_name, std::int64_t suffix) {
@@ -142,16 +146,12 @@ std::int64_t EventCorrelator::next_suffix() {
 }
 
 std::size_t EventCorrelator::KeyHash::operator()(const EventKey& k) const {
-  std::size_t h = std::hash<std::string>{}(k.object);
-  h = mix(h, std::hash<std::string>{}(k.reason));
-  h = mix(h, k.message);
+  const std::size_t h = mix(object_reason_hash(k.object, k.reason), k.message);
   return mix(h, static_cast<std::size_t>(k.type) * 2 + (k.combined ? 1 : 0));
 }
 
 std::size_t EventCorrelator::KeyHash::operator()(const GroupKey& k) const {
-  std::size_t h = std::hash<std::string>{}(k.object);
-  h = mix(h, std::hash<std::string>{}(k.reason));
-  return mix(h, static_cast<std::size_t>(k.type));
+  return mix(object_reason_hash(k.object, k.reason), static_cast<std::size_t>(k.type));
 }
 
 std::size_t EventCorrelator::expire() {
