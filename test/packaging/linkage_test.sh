@@ -14,7 +14,13 @@ for lib in $needed; do
     *) echo "FAIL: $binary needs $lib at run time" >&2; status=1 ;;
   esac
 done
-# The archives' own start-up (OpenSSL's providers, glog, gflags) runs before flags are parsed.
+# C++ exceptions must unwind through libgcc's unwinder linked in, not through the _Unwind_*
+# functions that libunwind.so (glog's stack traces) also exports.
+if nm -D --undefined-only "$binary" | grep -qw _Unwind_RaiseException; then
+  echo "FAIL: $binary takes _Unwind_RaiseException from a shared library" >&2
+  status=1
+fi
+# It loads and runs; TLS, glog and yaml-cpp at work are the e2e tests' part.
 "$binary" --help > /dev/null
 [ "$status" = 0 ] && echo "ok: $binary needs only:" $needed
 exit "$status"
