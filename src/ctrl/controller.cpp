@@ -177,8 +177,11 @@ asio::awaitable<void> Controller::release_heap_when_idle() {
   while (!stopping_) {
     auto [ec] = co_await idle_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
     if (ec || stopping_) continue;  // re-armed by a worker going idle again, or shutting down
+    // Re-armed after it fired but before this ran: wait for the new expiry.
+    if (idle_timer_.expiry() > std::chrono::steady_clock::now()) continue;
     idle_timer_.expires_at(kForever);
-    // A worker that went idle again since re-armed the timer; one still busy will re-arm it.
+    // A worker still busy re-arms the timer when it goes idle. Work that never pauses for the
+    // delay is never trimmed after: its memory is in use anyway.
     if (active_workers_ == 0 && worked_since_trim_) {
       worked_since_trim_ = false;
       if (options_.release_heap) options_.release_heap();

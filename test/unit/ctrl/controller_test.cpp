@@ -2,6 +2,7 @@
 
 #include <rapidjson/document.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -9,6 +10,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -301,14 +303,20 @@ TEST_CASE("controller: the heap is released once per idle spell, not after every
   bool finished = false;
   asio::co_spawn(io, controller.run(), [&](std::exception_ptr) { finished = true; });
 
-  // Keys trickle in one at a time: the queue goes idle between each, for far less than 1 s.
+  // Keys trickle in one at a time: the queue goes idle between each, for far less than 1 s
+  // (unless the machine stalls the test that long, which the check allows for).
+  auto last = std::chrono::steady_clock::now();
+  auto longest_gap = std::chrono::steady_clock::duration::zero();
   for (int i = 0; i < 10; ++i) {
     const std::string key = "ns/k" + std::to_string(i);
     controller.queue().add(key);
     REQUIRE(run_until(
         io, [&] { return reconciler.calls[key] == 1 && controller.queue().processing() == 0; }));
+    const auto now = std::chrono::steady_clock::now();
+    longest_gap = std::max(longest_gap, now - last);
+    last = now;
   }
-  CHECK(releases == 0);
+  if (longest_gap < 500ms) CHECK(releases == 0);
   REQUIRE(run_until(io, [&] { return releases == 1; }));
   // Idle with nothing done since: no second release.
   io.run_for(1500ms);
