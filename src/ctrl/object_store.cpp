@@ -1,5 +1,10 @@
 #include "ctrl/object_store.h"
 
+#include <glog/logging.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
 #include <unordered_set>
 #include <utility>
 
@@ -15,7 +20,12 @@ std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
     auto key = object_key(*object);
     auto old = get(key);
     if (old && meta_resource_version(*old) == meta_resource_version(*object)) return;
-    objects_.insert_or_assign(key, pack(*object));
+    std::string data = pack(*object);
+    if (auto it = objects_.find(std::string_view(key)); it != objects_.end()) {
+      it->set_data(data);
+    } else {
+      objects_.emplace(key, data);
+    }
     changes.push_back({old ? StoreChange::Type::updated : StoreChange::Type::added, std::move(old),
                        std::move(object)});
   };
@@ -27,13 +37,13 @@ std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
                      upsert(std::move(object));
                    }
                    std::vector<std::string> gone;
-                   for (const auto& [key, text] : objects_) {
-                     if (!seen.contains(key)) gone.push_back(key);
+                   for (const Entry& e : objects_) {
+                     if (!seen.contains(std::string(e.key()))) gone.emplace_back(e.key());
                    }
                    for (const auto& key : gone) {
                      auto last = get(key);
                      changes.push_back({StoreChange::Type::deleted, last, last});
-                     objects_.erase(key);
+                     erase(key);
                    }
                    synced_ = true;
                  },
@@ -42,7 +52,7 @@ std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
                    auto key = object_key(*in.object);
                    auto old = get(key);
                    changes.push_back({StoreChange::Type::deleted, old, std::move(in.object)});
-                   objects_.erase(key);
+                   erase(key);
                  },
              },
              op);
@@ -56,30 +66,70 @@ std::string ObjectStore::pack(const rapidjson::Value& object) {
   return codec_->compress(text);
 }
 
-ObjectPtr ObjectStore::unpack(const std::string& data) const {
+ObjectPtr ObjectStore::unpack(std::string_view data) const {
   thread_local std::string text;  // reused: a read allocates only the DOM it returns
   codec_->decompress(data, text);
   return parse_compact_text(text);
 }
 
 ObjectPtr ObjectStore::get(std::string_view key) const {
-  auto it = objects_.find(std::string(key));
-  return it == objects_.end() ? nullptr : unpack(it->second);
+  auto it = objects_.find(key);
+  return it == objects_.end() ? nullptr : unpack(it->data());
 }
 
 bool ObjectStore::contains(std::string_view key) const {
-  return objects_.contains(std::string(key));
+  return objects_.contains(key);
+}
+
+void ObjectStore::erase(std::string_view key) {
+  if (auto it = objects_.find(key); it != objects_.end()) objects_.erase(it);
 }
 
 std::vector<std::string> ObjectStore::keys() const {
   std::vector<std::string> out;
   out.reserve(objects_.size());
-  for (const auto& [key, text] : objects_) out.push_back(key);
+  for (const Entry& e : objects_) out.emplace_back(e.key());
   return out;
 }
 
 void ObjectStore::for_each(const std::function<void(const rapidjson::Document&)>& visit) const {
-  for (const auto& [key, text] : objects_) visit(*unpack(text));
+  for (const Entry& e : objects_) visit(*unpack(e.data()));
+}
+
+namespace {
+constexpr std::size_t kHeader = sizeof(std::uint32_t) + sizeof(std::uint16_t);
+}  // namespace
+
+ObjectStore::Entry::Entry(std::string_view key, std::string_view data) : bytes_(make(key, data)) {}
+
+std::unique_ptr<char[]> ObjectStore::Entry::make(std::string_view key, std::string_view data) {
+  // Keys are "namespace/name": at most 63 + 1 + 253 bytes.
+  CHECK_LE(key.size(), std::numeric_limits<std::uint16_t>::max());
+  CHECK_LE(data.size(), std::numeric_limits<std::uint32_t>::max());
+  const auto data_size = static_cast<std::uint32_t>(data.size());
+  const auto key_size = static_cast<std::uint16_t>(key.size());
+  auto bytes = std::make_unique_for_overwrite<char[]>(kHeader + key.size() + data.size());
+  std::memcpy(bytes.get(), &data_size, sizeof data_size);
+  std::memcpy(bytes.get() + sizeof data_size, &key_size, sizeof key_size);
+  std::memcpy(bytes.get() + kHeader, key.data(), key.size());
+  std::memcpy(bytes.get() + kHeader + key.size(), data.data(), data.size());
+  return bytes;
+}
+
+std::string_view ObjectStore::Entry::key() const {
+  std::uint16_t key_size = 0;
+  std::memcpy(&key_size, bytes_.get() + sizeof(std::uint32_t), sizeof key_size);
+  return {bytes_.get() + kHeader, key_size};
+}
+
+std::string_view ObjectStore::Entry::data() const {
+  std::uint32_t data_size = 0;
+  std::memcpy(&data_size, bytes_.get(), sizeof data_size);
+  return {bytes_.get() + kHeader + key().size(), data_size};
+}
+
+void ObjectStore::Entry::set_data(std::string_view data) const {
+  bytes_ = make(key(), data);
 }
 
 }  // namespace ctrl
