@@ -25,8 +25,8 @@ std::size_t mix(std::size_t seed, std::size_t h) {
   return seed ^ (h + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
 }
 
-std::size_t object_reason_hash(const std::string& object, const std::string& reason) {
-  return mix(std::hash<std::string>{}(object), std::hash<std::string>{}(reason));
+std::size_t object_reason_hash(const ObjectId& object, std::uint64_t reason) {
+  return mix(ObjectIdHash{}(object), reason);
 }
 
 // client-go names an Event `<object name>.<hex of the timestamp's UnixNano>`, the name cut so
@@ -72,7 +72,7 @@ EventWrite EventCorrelator::observe(const ObjectReference& involved, EventType t
   const auto wall = clock_.wall_now();
 
   // 1. EventAggregator: count distinct messages of this object, type and reason.
-  GroupKey group{object_key(involved), reason, type};
+  GroupKey group{object_id(involved), std::hash<std::string>{}(reason), type};
   auto similar = similar_.find(group);
   if (similar == similar_.end()) {
     if (similar_.size() >= options_.max_events) evict_oldest(similar_);
@@ -95,15 +95,14 @@ EventWrite EventCorrelator::observe(const ObjectReference& involved, EventType t
   }
 
   // 2. EventLogger: a repeat within the window patches the Event it repeats.
-  EventKey key{std::move(group.object), std::move(group.reason), combined ? 0 : hash, type,
-               combined};
+  EventKey key{group.object, group.reason, combined ? 0 : hash, type, combined};
   auto it = events_.find(key);
   const bool repeat = it != events_.end() && now - it->second.last_seen <= options_.window;
 
   // 3. The spam filter. Unlike client-go it runs before the cache is updated: a dropped
   // occurrence leaves no trace, so the cache never names an Event that was never sent (client-go
   // recovers from that with the 404 fallback, which we also keep).
-  if (!(repeat ? repeats_ : spam_).allow(involved)) return out;
+  if (!(repeat ? repeats_ : spam_).allow(key.object)) return out;
 
   Entry entry;
   if (repeat) {
@@ -118,7 +117,7 @@ EventWrite EventCorrelator::observe(const ObjectReference& involved, EventType t
     it->second = entry;
   } else {
     if (events_.size() >= options_.max_events) evict_oldest(events_);
-    events_.emplace(std::move(key), entry);
+    events_.emplace(key, entry);
   }
 
   EventRecord& event = out.event;
@@ -145,12 +144,12 @@ std::int64_t EventCorrelator::next_suffix() {
   return last_suffix_;
 }
 
-std::size_t EventCorrelator::KeyHash::operator()(const EventKey& k) const {
+std::size_t EventCorrelator::KeyHash::operator()(const EventKey& k) const noexcept {
   const std::size_t h = mix(object_reason_hash(k.object, k.reason), k.message);
   return mix(h, static_cast<std::size_t>(k.type) * 2 + (k.combined ? 1 : 0));
 }
 
-std::size_t EventCorrelator::KeyHash::operator()(const GroupKey& k) const {
+std::size_t EventCorrelator::KeyHash::operator()(const GroupKey& k) const noexcept {
   return mix(object_reason_hash(k.object, k.reason), static_cast<std::size_t>(k.type));
 }
 
@@ -166,8 +165,9 @@ std::size_t EventCorrelator::expire() {
 
 void EventCorrelator::forget(const std::string& uid) {
   if (uid.empty()) return;
-  std::erase_if(events_, [&](const auto& entry) { return entry.first.object == uid; });
-  std::erase_if(similar_, [&](const auto& entry) { return entry.first.object == uid; });
+  const ObjectId id = uid_object_id(uid);
+  std::erase_if(events_, [&](const auto& entry) { return entry.first.object == id; });
+  std::erase_if(similar_, [&](const auto& entry) { return entry.first.object == id; });
   spam_.forget(uid);
   repeats_.forget(uid);
 }
