@@ -62,7 +62,22 @@ std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
 std::string ObjectStore::pack(const rapidjson::Value& object) {
   std::string text = compact_text(object);
   // The first object is the dictionary for every later one (and compresses to a few bytes itself).
-  if (!codec_) codec_.emplace(text);
+  if (!codec_) {
+    codec_.emplace(text);
+  } else if (text.size() > codec_->dictionary().size() + codec_->dictionary().size() / 4 &&
+             codec_->dictionary().size() < TextCodec::kWindow) {
+    // A first object just created has none of the status its kind carries later: deflated
+    // against it, every status stays nearly whole. A text a quarter longer takes its place, and
+    // the objects already stored are deflated again. The dictionary only grows, up to the window
+    // deflate can use, so this happens a few times, early, while the store is small.
+    TextCodec codec(text);
+    std::string inflated;
+    for (const Entry& e : objects_) {
+      codec_->decompress(e.data(), inflated);
+      e.set_data(codec.compress(inflated));
+    }
+    codec_.emplace(std::move(codec));
+  }
   return codec_->compress(text);
 }
 

@@ -84,7 +84,7 @@ class ObjectStore {
   void erase(std::string_view key);
 
   std::unordered_set<Entry, KeyHash, KeyEqual> objects_;
-  std::optional<TextCodec> codec_;  // from the first object stored
+  std::optional<TextCodec> codec_;  // from the first object stored, or a longer later one
   bool synced_ = false;
 };
 

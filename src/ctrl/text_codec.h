@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,9 @@ namespace ctrl {
 // 4 KiB window: the streams cost about 40 KiB, shared by every codec of the thread.
 class TextCodec {
  public:
+  // Deflate's window: only the last kWindow bytes of a longer dictionary are used.
+  static constexpr std::size_t kWindow = 4096;
+
   explicit TextCodec(std::string dictionary);
 
   std::string compress(std::string_view text) const;
