@@ -52,7 +52,10 @@ class HttpStream {
   std::weak_ptr<ConnectionPool> pool_;
   std::string description_;  // "GET /api/v1/pods?watch=1 on host:port", for errors
   boost::beast::http::response_parser<boost::beast::http::buffer_body> parser_;
-  std::array<char, 64 * 1024> chunk_{};
+  // Body bytes are copied here from the connection's read buffer, which holds the rest until the
+  // next call. Not zeroed: a watch stream lives as long as its informer, and its pages should
+  // be touched only by what arrives. 64 KiB, zeroed, took 192 KiB for three informers.
+  std::array<char, 16 * 1024> chunk_;
   bool cancelled_ = false;
   bool failed_ = false;
 };

@@ -11,6 +11,7 @@
 
 #include "async_test.h"
 #include "fake_api_server.h"
+#include "kube/http_stream.h"
 
 namespace asio = boost::asio;
 using asio::awaitable;
@@ -111,6 +112,36 @@ TEST_CASE("a chunked watch body split mid-line yields every event in order", "[h
   CHECK(server.seen()[0].target ==
         "/api/v1/namespaces/ns/configmaps?watch=1&resourceVersion=10&timeoutSeconds=300&"
         "allowWatchBookmarks=true");
+}
+
+TEST_CASE("an event many times the stream's read chunk arrives whole", "[http][watch]") {
+  // Each watch stream keeps one read chunk for as long as it is open, three for this operator:
+  // 64 KiB each, zeroed, before it was cut. An object of several chunks must still arrive whole.
+  CHECK(sizeof(kube::HttpStream) < 24 * 1024);
+  asio::io_context io;
+  const std::string big(300 * 1024, 'x');
+  const std::string body = event("ADDED", big, "11") + event("MODIFIED", "a", "12");
+  FakeApiServer server(io, [&](const FakeApiServer::Request&) {
+    FakeApiServer::Reply r = FakeApiServer::Reply::of(FakeApiServer::Reply::Kind::stream);
+    r.chunks = {body};
+    return r;
+  });
+  auto transport = make_transport(io, server);
+  run_async(
+      io,
+      [&]() -> awaitable<void> {
+        auto w = co_await WatchStream::open(*transport, kConfigMaps, WatchOptions{});
+        REQUIRE(w.ok());
+        auto first = co_await (*w)->next();
+        REQUIRE(first.ok());
+        REQUIRE(first->has_value());
+        CHECK(name_of(**first) == big);
+        auto second = co_await (*w)->next();
+        REQUIRE(second.ok());
+        REQUIRE(second->has_value());
+        CHECK(name_of(**second) == "a");
+      }(),
+      [&] { server.stop(); });
 }
 
 TEST_CASE("a stalled watch fails with timeout after the read-idle deadline", "[http][watch]") {
