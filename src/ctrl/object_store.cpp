@@ -31,14 +31,14 @@ std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
   };
   std::visit(Overloaded{
                  [&](informer::Replace& replace) {
-                   std::unordered_set<std::string> seen;
+                   std::unordered_set<std::string, KeyHash, KeyEqual> seen;
                    for (auto& object : replace.items) {
                      seen.insert(object_key(*object));
                      upsert(std::move(object));
                    }
                    std::vector<std::string> gone;
                    for (const Entry& e : objects_) {
-                     if (!seen.contains(std::string(e.key()))) gone.emplace_back(e.key());
+                     if (!seen.contains(e.key())) gone.emplace_back(e.key());
                    }
                    for (const auto& key : gone) {
                      auto last = get(key);
@@ -65,18 +65,23 @@ std::string ObjectStore::pack(const rapidjson::Value& object) {
   if (!codec_) {
     codec_.emplace(text);
   } else if (text.size() > codec_->dictionary().size() + codec_->dictionary().size() / 4 &&
-             codec_->dictionary().size() < TextCodec::kWindow) {
+             codec_->dictionary().size() < TextCodec::kWindow && objects_.size() < kMaxRedeflate) {
     // A first object just created has none of the status its kind carries later: deflated
-    // against it, every status stays nearly whole. A text a quarter longer takes its place, and
-    // the objects already stored are deflated again. The dictionary only grows, up to the window
-    // deflate can use, so this happens a few times, early, while the store is small.
+    // against it, every status stays nearly whole. While the store is small, a text a quarter
+    // longer takes its place and the objects already stored are deflated again. The dictionary
+    // only grows, up to the window deflate can use, so this happens a few times at most.
     TextCodec codec(text);
+    std::vector<std::unique_ptr<char[]>> blobs;
+    blobs.reserve(objects_.size());
     std::string inflated;
     for (const Entry& e : objects_) {
       codec_->decompress(e.data(), inflated);
-      e.set_data(codec.compress(inflated));
+      blobs.push_back(Entry::make(e.key(), codec.compress(inflated)));
     }
-    codec_.emplace(std::move(codec));
+    // Nothing below throws: every object moves to the new dictionary, or none does.
+    auto blob = blobs.begin();
+    for (const Entry& e : objects_) e.replace(std::move(*blob++));
+    *codec_ = std::move(codec);
   }
   return codec_->compress(text);
 }
@@ -144,7 +149,11 @@ std::string_view ObjectStore::Entry::data() const {
 }
 
 void ObjectStore::Entry::set_data(std::string_view data) const {
-  bytes_ = make(key(), data);
+  replace(make(key(), data));
+}
+
+void ObjectStore::Entry::replace(std::unique_ptr<char[]> bytes) const noexcept {
+  bytes_ = std::move(bytes);
 }
 
 }  // namespace ctrl

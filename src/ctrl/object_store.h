@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_set>
 #include <vector>
 
@@ -57,9 +58,11 @@ class ObjectStore {
     std::string_view data() const;
     // The key stays the same, so the entry keeps its place in the table.
     void set_data(std::string_view data) const;
+    // `bytes` must come from make() with this entry's key.
+    void replace(std::unique_ptr<char[]> bytes) const noexcept;
+    static std::unique_ptr<char[]> make(std::string_view key, std::string_view data);
 
    private:
-    static std::unique_ptr<char[]> make(std::string_view key, std::string_view data);
     mutable std::unique_ptr<char[]> bytes_;  // u32 data size, u16 key size, key, data
   };
   struct KeyHash {
@@ -72,6 +75,7 @@ class ObjectStore {
   struct KeyEqual {
     using is_transparent = void;
     static std::string_view key_of(std::string_view key) { return key; }
+    static std::string_view key_of(const std::string& key) { return key; }
     static std::string_view key_of(const Entry& e) { return e.key(); }
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const noexcept {
@@ -82,6 +86,11 @@ class ObjectStore {
   std::string pack(const rapidjson::Value& object);
   ObjectPtr unpack(std::string_view data) const;
   void erase(std::string_view key);
+
+  // A noexcept hash is not stored in the node (libstdc++): 16 bytes per object, not 24.
+  static_assert(std::is_nothrow_invocable_v<const KeyHash&, const Entry&>);
+  // Re-deflating runs on the event loop: only while the store is this small (about 6 ms).
+  static constexpr std::size_t kMaxRedeflate = 512;
 
   std::unordered_set<Entry, KeyHash, KeyEqual> objects_;
   std::optional<TextCodec> codec_;  // from the first object stored, or a longer later one
