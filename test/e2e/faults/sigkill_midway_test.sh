@@ -23,13 +23,19 @@ mid_deletion() {
   k get appservices -o jsonpath='{range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name}{"\n"}{end}' |
     while read -r a; do [[ $deps == *" $a "* && $svcs == *" $a "* ]] || echo "$a"; done | grep -c . || true
 }
-# kill_at LOG TEXT: waits (polling fast: the whole batch takes about a second) for TEXT in the log.
+# kill_at LOG TEXT PID: SIGKILLs PID at the first line of LOG with TEXT. It follows the log
+# instead of polling it: between two polls the Release binary could finish the whole batch.
 kill_at() {
-  local deadline=$(( $(date +%s) + 60 ))
-  until grep -q "$2" "$1"; do
-    [ "$(date +%s)" -lt "$deadline" ] || fail "no '$2' in $1"
-    sleep 0.01
-  done
+  local fd follower found=0
+  exec {fd}< <(exec tail -n +1 -F "$1" 2>/dev/null)
+  follower=$!
+  if timeout 60 grep -q -m1 -- "$2" <&"$fd"; then
+    found=1
+    kill -KILL "$3" 2>/dev/null || true
+  fi
+  kill "$follower" 2>/dev/null || true
+  exec {fd}<&-
+  [ "$found" = 1 ] || fail "no '$2' in $1"
 }
 apps_yaml() {
   for i in $(seq "$count"); do
@@ -42,15 +48,15 @@ for round in 1 2 3; do
   start_operator "r$round" --namespace "$ns"
   pid_var=OP_PID_r$round
   apps_yaml nginx:1.27 | k apply -f - >/dev/null
-  kill_at "$OP_LOG_DIR/r$round.log" 'created Deployment'
-  kill -KILL "${!pid_var}"; wait "${!pid_var}" 2>/dev/null || true; kills=$((kills + 1))
+  kill_at "$OP_LOG_DIR/r$round.log" 'created Deployment' "${!pid_var}"
+  wait "${!pid_var}" 2>/dev/null || true; kills=$((kills + 1))
   hit_reconcile=$(( hit_reconcile + $(mid_reconcile) ))
   start_operator "r${round}b" --namespace "$ns"
   pid_var=OP_PID_r${round}b
   for i in $(seq "$count"); do eventually 60 converged "$(printf app-%03d "$i")" nginx:1.27; done
   k delete appservices --all --wait=false >/dev/null
-  kill_at "$OP_LOG_DIR/r${round}b.log" 'deleted Deployment'
-  kill -KILL "${!pid_var}"; wait "${!pid_var}" 2>/dev/null || true; kills=$((kills + 1))
+  kill_at "$OP_LOG_DIR/r${round}b.log" 'deleted Deployment' "${!pid_var}"
+  wait "${!pid_var}" 2>/dev/null || true; kills=$((kills + 1))
   hit_deletion=$(( hit_deletion + $(mid_deletion) ))
   start_operator "r${round}c" --namespace "$ns"
   eventually 120 sh -c "! kubectl -n $ns get appservices -o name | grep -q ."
