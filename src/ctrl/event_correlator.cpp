@@ -168,8 +168,8 @@ void EventCorrelator::forget(const std::string& uid) {
   const ObjectId id = uid_object_id(uid);
   std::erase_if(events_, [&](const auto& entry) { return entry.first.object == id; });
   std::erase_if(similar_, [&](const auto& entry) { return entry.first.object == id; });
-  spam_.forget(uid);
-  repeats_.forget(uid);
+  spam_.forget(id);
+  repeats_.forget(id);
 }
 
 }  // namespace ctrl

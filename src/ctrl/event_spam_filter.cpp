@@ -93,10 +93,6 @@ bool EventSpamFilter::allow(const ObjectId& key) {
   return true;
 }
 
-void EventSpamFilter::forget(const std::string& uid) {
-  if (!uid.empty()) buckets_.erase(uid_object_id(uid));
-}
-
 std::size_t EventSpamFilter::expire() {
   const auto now = clock_.now();
   const double interval = std::chrono::duration<double>(options_.refill_interval).count();

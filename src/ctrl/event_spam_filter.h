@@ -57,8 +57,8 @@ class EventSpamFilter {
   bool allow(const ObjectReference& involved) { return allow(object_id(involved)); }
   bool allow(const ObjectId& involved);
 
-  // Drops the bucket of the object with this uid (it was deleted; a uid never comes back).
-  void forget(const std::string& uid);
+  // Drops the bucket of this object (it was deleted; a uid never comes back).
+  void forget(const ObjectId& object) { buckets_.erase(object); }
 
   // Drops the buckets that have refilled to the burst: one is the same as no bucket. Returns how
   // many went.

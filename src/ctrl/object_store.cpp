@@ -18,10 +18,13 @@ std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
   std::vector<StoreChange> changes;
   auto upsert = [&](ObjectPtr object) {
     auto key = object_key(*object);
-    auto old = get(key);
+    const auto it = objects_.find(std::string_view(key));
+    ObjectPtr old = it == objects_.end() ? nullptr : unpack(it->data());
     if (old && meta_resource_version(*old) == meta_resource_version(*object)) return;
+    // pack() may re-deflate every entry; that replaces their bytes, not their nodes, so `it`
+    // stays valid.
     std::string data = pack(*object);
-    if (auto it = objects_.find(std::string_view(key)); it != objects_.end()) {
+    if (it != objects_.end()) {
       it->set_data(data);
     } else {
       objects_.emplace(key, data);

@@ -75,7 +75,6 @@ class ObjectStore {
   struct KeyEqual {
     using is_transparent = void;
     static std::string_view key_of(std::string_view key) { return key; }
-    static std::string_view key_of(const std::string& key) { return key; }
     static std::string_view key_of(const Entry& e) { return e.key(); }
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const noexcept {

@@ -73,11 +73,8 @@ TEST_CASE("a chunked watch body split mid-line yields every event in order", "[h
   // Chunks of 7 bytes: boundaries fall inside JSON strings, between events and mid-"\n".
   std::vector<std::string> chunks;
   for (std::size_t i = 0; i < body.size(); i += 7) chunks.push_back(body.substr(i, 7));
-  FakeApiServer server(io, [&](const FakeApiServer::Request&) {
-    FakeApiServer::Reply r = FakeApiServer::Reply::of(FakeApiServer::Reply::Kind::stream);
-    r.chunks = chunks;
-    return r;
-  });
+  FakeApiServer server(
+      io, [&](const FakeApiServer::Request&) { return FakeApiServer::Reply::stream_of(chunks); });
   auto transport = make_transport(io, server);
   run_async(
       io,
@@ -121,11 +118,8 @@ TEST_CASE("an event many times the stream's read chunk arrives whole", "[http][w
   asio::io_context io;
   const std::string big(300 * 1024, 'x');
   const std::string body = event("ADDED", big, "11") + event("MODIFIED", "a", "12");
-  FakeApiServer server(io, [&](const FakeApiServer::Request&) {
-    FakeApiServer::Reply r = FakeApiServer::Reply::of(FakeApiServer::Reply::Kind::stream);
-    r.chunks = {body};
-    return r;
-  });
+  FakeApiServer server(
+      io, [&](const FakeApiServer::Request&) { return FakeApiServer::Reply::stream_of({body}); });
   auto transport = make_transport(io, server);
   run_async(
       io,
@@ -147,10 +141,8 @@ TEST_CASE("an event many times the stream's read chunk arrives whole", "[http][w
 TEST_CASE("a stalled watch fails with timeout after the read-idle deadline", "[http][watch]") {
   asio::io_context io;
   FakeApiServer server(io, [&](const FakeApiServer::Request&) {
-    FakeApiServer::Reply r = FakeApiServer::Reply::of(FakeApiServer::Reply::Kind::stream);
-    r.chunks = {event("ADDED", "a", "5")};
-    r.stall = true;  // half-open: the connection stays up but nothing more arrives
-    return r;
+    // Half-open: the connection stays up but nothing more arrives
+    return FakeApiServer::Reply::stream_of({event("ADDED", "a", "5")}, /*stall=*/true);
   });
   auto transport = make_transport(io, server);
   std::chrono::steady_clock::duration took{};
@@ -201,10 +193,7 @@ TEST_CASE("a watch with bookmarks is presumed dead after 90 s of silence, whatev
 TEST_CASE("cancel() ends a pending watch read promptly", "[http][watch]") {
   asio::io_context io;
   FakeApiServer server(io, [&](const FakeApiServer::Request&) {
-    FakeApiServer::Reply r = FakeApiServer::Reply::of(FakeApiServer::Reply::Kind::stream);
-    r.chunks = {event("ADDED", "a", "5")};
-    r.stall = true;
-    return r;
+    return FakeApiServer::Reply::stream_of({event("ADDED", "a", "5")}, /*stall=*/true);
   });
   auto transport = make_transport(io, server);
   run_async(
@@ -281,9 +270,7 @@ TEST_CASE("an ERROR event with 410 inside a 200 stream is gone", "[http][watch]"
 TEST_CASE("an undecodable line fails the watch instead of skipping an event", "[http][watch]") {
   asio::io_context io;
   FakeApiServer server(io, [&](const FakeApiServer::Request&) {
-    FakeApiServer::Reply r = FakeApiServer::Reply::of(FakeApiServer::Reply::Kind::stream);
-    r.chunks = {"{not json}\n", event("ADDED", "b", "8")};
-    return r;
+    return FakeApiServer::Reply::stream_of({"{not json}\n", event("ADDED", "b", "8")});
   });
   auto transport = make_transport(io, server);
   run_async(
