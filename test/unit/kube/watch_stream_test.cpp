@@ -138,6 +138,44 @@ TEST_CASE("an event many times the stream's read chunk arrives whole", "[http][w
       [&] { server.stop(); });
 }
 
+TEST_CASE("every event sent before a quiet spell arrives, wherever the read chunk cuts them",
+          "[http][watch]") {
+  // A live watch goes quiet after a burst. An event left in the connection's buffer, behind a
+  // full read chunk, would wait for the next byte from the server: here, for the idle deadline.
+  asio::io_context io;
+  std::string body;
+  constexpr int kEvents = 150;
+  for (int i = 0; i < kEvents; ++i) {
+    body += event("MODIFIED", "cm-" + std::to_string(i) + "-" + std::string(2900 + 37 * i, 'y'),
+                  std::to_string(100 + i));
+  }
+  // HTTP chunks of varying sizes, none a multiple of the read chunk.
+  std::vector<std::string> chunks;
+  const std::size_t sizes[] = {5003, 17011, 40009, 16383, 1};
+  for (std::size_t at = 0, n = 0; at < body.size(); at += sizes[n++ % 5]) {
+    chunks.push_back(body.substr(at, sizes[n % 5]));
+  }
+  FakeApiServer server(io, [&](const FakeApiServer::Request&) {
+    return FakeApiServer::Reply::stream_of(chunks, /*stall=*/true);
+  });
+  auto transport = make_transport(io, server);
+  run_async(
+      io,
+      [&]() -> awaitable<void> {
+        WatchOptions o;
+        o.idle_timeout = 2s;
+        auto w = co_await WatchStream::open(*transport, kConfigMaps, o);
+        REQUIRE(w.ok());
+        for (int i = 0; i < kEvents; ++i) {
+          auto ev = co_await (*w)->next();
+          REQUIRE(ev.ok());
+          REQUIRE(ev->has_value());
+          REQUIRE((*ev)->resource_version == std::to_string(100 + i));
+        }
+      }(),
+      [&] { server.stop(); });
+}
+
 TEST_CASE("a stalled watch fails with timeout after the read-idle deadline", "[http][watch]") {
   asio::io_context io;
   FakeApiServer server(io, [&](const FakeApiServer::Request&) {
