@@ -63,9 +63,10 @@ k delete deployment nginx-app >/dev/null
 eventually 60 value_is "$uid" jp deployment/nginx-app '{.metadata.ownerReferences[0].uid}'
 
 step "events: kubectl describe shows them"
-# The recreated Deployment's rollout is the control plane's work, and slow under load: its first
-# ReplicaSet name collides with the old one the garbage collector has not yet removed. Wait for
-# that with the rollout's deadline, then give the operator its own to report it.
+# The recreated Deployment's rollout is the control plane's work, and can be slow under load (its
+# first ReplicaSet name can collide with the old one the garbage collector has not removed yet,
+# and the Deployment controller then retries under a new hash). Wait for it with its own
+# deadline, then give the operator its own to report it.
 eventually 120 value_is "1 1" jp deployment/nginx-app '{.status.updatedReplicas} {.status.availableReplicas}'
 eventually 60 value_is True cond nginx-app Available
 describe=$(k describe appservice nginx-app)

@@ -48,31 +48,32 @@ apps_yaml() {
     printf -- '---\napiVersion: app.example.com/v1\nkind: AppService\nmetadata: {name: app-%03d}\nspec: {size: 0, image: "%s", ports: [{port: 80}]}\n' "$i" "$1"
   done
 }
+# pid NAME: operator NAME's process id.
+pid() { local v=OP_PID_$1; echo "${!v}"; }
+# kill_when NAME TEXT: starts operator NAME on the queued work, SIGKILLs it at TEXT in its log.
+kill_when() {
+  launch_operator "$1" --namespace "$ns"
+  kill_at "$OP_LOG_DIR/$1.log" "$2" "$(pid "$1")"
+  wait "$(pid "$1")" 2>/dev/null || true
+  kills=$((kills + 1))
+}
 kills=0 hit_reconcile=0 hit_deletion=0
 start_ms=$(now_ms)
 for round in 1 2 3; do
   apps_yaml nginx:1.27 | k apply -f - >/dev/null
-  launch_operator "r$round" --namespace "$ns"
-  pid_var=OP_PID_r$round
-  kill_at "$OP_LOG_DIR/r$round.log" 'created Deployment' "${!pid_var}"
-  wait "${!pid_var}" 2>/dev/null || true; kills=$((kills + 1))
+  kill_when "r$round" 'created Deployment'
   hit_reconcile=$(( hit_reconcile + $(mid_reconcile) ))
   start_operator "r${round}b" --namespace "$ns"
-  pid_var=OP_PID_r${round}b
   for i in $(seq "$count"); do eventually 60 converged "$(printf app-%03d "$i")" nginx:1.27; done
-  stop_operator "${!pid_var}" || fail "r${round}b did not stop cleanly"
+  stop_operator "$(pid "r${round}b")" || fail "r${round}b did not stop cleanly"
   k delete appservices --all --wait=false >/dev/null
-  launch_operator "r${round}d" --namespace "$ns"
-  pid_var=OP_PID_r${round}d
-  kill_at "$OP_LOG_DIR/r${round}d.log" 'deleted Deployment' "${!pid_var}"
-  wait "${!pid_var}" 2>/dev/null || true; kills=$((kills + 1))
+  kill_when "r${round}d" 'deleted Deployment'
   hit_deletion=$(( hit_deletion + $(mid_deletion) ))
   start_operator "r${round}c" --namespace "$ns"
   eventually 120 sh -c "! kubectl -n $ns get appservices -o name | grep -q ."
   eventually 60 sh -c "! kubectl -n $ns get deployments,services -o name | grep -q ."
   [ "$hit_reconcile" -ge 1 ] && [ "$hit_deletion" -ge 1 ] && break
-  pid_var=OP_PID_r${round}c
-  stop_operator "${!pid_var}" || fail "r${round}c did not stop cleanly"
+  stop_operator "$(pid "r${round}c")" || fail "r${round}c did not stop cleanly"
 done
 recover_ms=$(( $(now_ms) - start_ms ))
 [ "$hit_reconcile" -ge 1 ] || fail "never killed between creating children and writing status"
