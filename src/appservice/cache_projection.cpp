@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "appservice/desired_state.h"
-#include "ctrl/field_mask.h"
-#include "ctrl/object_meta.h"
+#include "ctrl/object/field_mask.h"
+#include "ctrl/object/object_meta.h"
 
 namespace appservice {
 namespace {

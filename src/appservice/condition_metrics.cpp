@@ -5,8 +5,8 @@
 #include <string_view>
 
 #include "appservice/conditions.h"
-#include "ctrl/json_access.h"
-#include "ctrl/object_store.h"
+#include "ctrl/base/json_access.h"
+#include "ctrl/cache/object_store.h"
 
 namespace appservice {
 

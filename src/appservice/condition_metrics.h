@@ -1,7 +1,7 @@
 #pragma once
 
-#include "ctrl/metrics_registry.h"
-#include "ctrl/object_store.h"
+#include "ctrl/cache/object_store.h"
+#include "ctrl/metrics/metrics_registry.h"
 
 namespace appservice {
 

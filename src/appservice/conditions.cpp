@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "appservice/desired_state.h"
-#include "ctrl/json_access.h"
+#include "ctrl/base/json_access.h"
 
 namespace appservice {
 namespace {

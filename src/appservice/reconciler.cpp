@@ -7,9 +7,9 @@
 #include "appservice/child_match.h"
 #include "appservice/desired_state.h"
 #include "appservice/spec_parser.h"
-#include "ctrl/event.h"
-#include "ctrl/managed_fields_upgrade.h"
-#include "ctrl/object_meta.h"
+#include "ctrl/events/event.h"
+#include "ctrl/object/managed_fields_upgrade.h"
+#include "ctrl/object/object_meta.h"
 
 namespace appservice {
 namespace asio = boost::asio;

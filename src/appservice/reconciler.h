@@ -1,16 +1,21 @@
 #pragma once
 
+// Room src/appservice/: the domain: spec parsing and validation, desired-state builders, child
+// comparison, conditions, the reconciler. May use: src/ctrl/, src/ctrl/base/, src/ctrl/object/,
+// src/ctrl/metrics/, src/ctrl/cache/, src/ctrl/events/, src/kube/api/ (the Rooms table in
+// docs/architecture.md).
+
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "appservice/app_service.h"
 #include "appservice/conditions.h"
-#include "ctrl/clock.h"
-#include "ctrl/event_recorder.h"
-#include "ctrl/object_store.h"
+#include "ctrl/base/clock.h"
+#include "ctrl/cache/object_store.h"
+#include "ctrl/events/event_recorder.h"
 #include "ctrl/reconciler.h"
-#include "kube/rest_client.h"
+#include "kube/api/rest_client.h"
 
 namespace appservice {
 

@@ -7,11 +7,11 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <exception>
 
-#include "ctrl/free_heap.h"
-#include "ctrl/histogram.h"
-#include "ctrl/object_meta.h"
-#include "ctrl/random_uuid.h"
-#include "ctrl/status_only_change.h"
+#include "ctrl/base/free_heap.h"
+#include "ctrl/base/random_uuid.h"
+#include "ctrl/metrics/histogram.h"
+#include "ctrl/object/object_meta.h"
+#include "ctrl/object/status_only_change.h"
 
 namespace ctrl {
 namespace asio = boost::asio;

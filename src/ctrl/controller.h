@@ -8,12 +8,12 @@
 #include <memory>
 #include <string>
 
-#include "ctrl/clock.h"
-#include "ctrl/free_heap.h"
-#include "ctrl/informer.h"
-#include "ctrl/metrics_registry.h"
+#include "ctrl/base/clock.h"
+#include "ctrl/base/free_heap.h"
+#include "ctrl/cache/informer.h"
+#include "ctrl/metrics/metrics_registry.h"
+#include "ctrl/queue/work_queue.h"
 #include "ctrl/reconciler.h"
-#include "ctrl/work_queue.h"
 
 namespace ctrl {
 

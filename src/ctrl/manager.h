@@ -1,5 +1,10 @@
 #pragma once
 
+// Room src/ctrl/: where a reader starts: the manager, the controller loop and the reconciler
+// contract. May use: src/ctrl/base/, src/ctrl/object/, src/ctrl/metrics/, src/ctrl/queue/,
+// src/ctrl/cache/, src/ctrl/leader/, src/ctrl/events/, src/ctrl/serve/, src/kube/api/ (the Rooms
+// table in docs/architecture.md).
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -9,18 +14,18 @@
 #include <string>
 #include <vector>
 
-#include "ctrl/access_reviewer.h"
-#include "ctrl/clock.h"
+#include "ctrl/base/clock.h"
+#include "ctrl/cache/informer.h"
 #include "ctrl/controller.h"
-#include "ctrl/event_recorder.h"
-#include "ctrl/health_server.h"
-#include "ctrl/informer.h"
-#include "ctrl/leader_election_config.h"
-#include "ctrl/leader_elector.h"
-#include "ctrl/metrics_registry.h"
-#include "ctrl/request_authorizer.h"
-#include "ctrl/serving_cert.h"
-#include "kube/rest_client.h"
+#include "ctrl/events/event_recorder.h"
+#include "ctrl/leader/leader_election_config.h"
+#include "ctrl/leader/leader_elector.h"
+#include "ctrl/metrics/metrics_registry.h"
+#include "ctrl/serve/access_reviewer.h"
+#include "ctrl/serve/health_server.h"
+#include "ctrl/serve/request_authorizer.h"
+#include "ctrl/serve/serving_cert.h"
+#include "kube/api/rest_client.h"
 
 namespace ctrl {
 

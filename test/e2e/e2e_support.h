@@ -17,11 +17,11 @@
 #include <random>
 #include <string>
 
-#include "kube/http_transport.h"
-#include "kube/kubeconfig.h"
-#include "kube/request_metrics.h"
-#include "kube/resource_path.h"
-#include "kube/rest_client.h"
+#include "kube/api/rest_client.h"
+#include "kube/config/kubeconfig.h"
+#include "kube/core/resource_path.h"
+#include "kube/http/http_transport.h"
+#include "kube/http/request_metrics.h"
 
 namespace e2e {
 

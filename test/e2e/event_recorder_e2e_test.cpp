@@ -12,13 +12,13 @@
 #include <sstream>
 #include <string>
 
-#include "../unit/kube/async_test.h"
-#include "ctrl/clock.h"
-#include "ctrl/event.h"
-#include "ctrl/event_recorder.h"
-#include "ctrl/metrics_registry.h"
+#include "ctrl/base/clock.h"
+#include "ctrl/events/event.h"
+#include "ctrl/events/event_recorder.h"
+#include "ctrl/metrics/metrics_registry.h"
 #include "e2e_support.h"
-#include "kube/rest_client.h"
+#include "kube/api/rest_client.h"
+#include "support/async_test.h"
 
 namespace asio = boost::asio;
 using asio::awaitable;

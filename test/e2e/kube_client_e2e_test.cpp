@@ -13,11 +13,11 @@
 #include <set>
 #include <sstream>
 
-#include "../unit/kube/async_test.h"
 #include "e2e_support.h"
-#include "kube/kubeconfig.h"
-#include "kube/rest_client.h"
-#include "kube/watch_stream.h"
+#include "kube/api/rest_client.h"
+#include "kube/config/kubeconfig.h"
+#include "kube/watch/watch_stream.h"
+#include "support/async_test.h"
 
 namespace asio = boost::asio;
 namespace http = boost::beast::http;

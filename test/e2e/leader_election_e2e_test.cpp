@@ -16,13 +16,13 @@
 #include <iostream>
 #include <memory>
 
-#include "../unit/kube/async_test.h"
-#include "ctrl/clock.h"
-#include "ctrl/leader_election_record.h"
-#include "ctrl/leader_elector.h"
-#include "ctrl/metrics_registry.h"
+#include "ctrl/base/clock.h"
+#include "ctrl/leader/leader_election_record.h"
+#include "ctrl/leader/leader_elector.h"
+#include "ctrl/metrics/metrics_registry.h"
 #include "e2e_support.h"
-#include "kube/rest_client.h"
+#include "kube/api/rest_client.h"
+#include "support/async_test.h"
 
 namespace asio = boost::asio;
 using asio::awaitable;

@@ -8,9 +8,9 @@
 #include <map>
 #include <set>
 
+#include "ctrl/cache/informer.h"
 #include "ctrl/controller.h"
-#include "ctrl/informer.h"
-#include "ctrl/metrics_registry.h"
+#include "ctrl/metrics/metrics_registry.h"
 #include "e2e_support.h"
 
 namespace asio = boost::asio;

@@ -28,7 +28,8 @@ for target in "${targets[@]}"; do
   mkdir -p "$corpus" "$artifacts"
   args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
         -artifact_prefix="$artifacts/")
-  [[ -f $here/$target.dict ]] && args+=(-dict="$here/$target.dict")
+  dict=$(find "$here" -name "$target.dict" -print -quit)
+  [[ -n $dict ]] && args+=(-dict="$dict")
   log=$build_dir/fuzz/$target.log
   echo "== $target: ${seconds}s, log $log"
   # The first directory receives new inputs; the seeds are only read.

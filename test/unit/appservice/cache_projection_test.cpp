@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "../heap_in_use.h"
 #include "appservice/conditions.h"
 #include "appservice/spec_parser.h"
 #include "appservice_test_support.h"
-#include "ctrl/compact_object.h"
+#include "ctrl/object/compact_object.h"
+#include "support/heap_in_use.h"
 
 using namespace appservice;
 using appservice::testing::parse_json;

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "ctrl/metrics_registry.h"
+#include "ctrl/metrics/metrics_registry.h"
 
 namespace {
 

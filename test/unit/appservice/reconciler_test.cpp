@@ -20,16 +20,16 @@
 #include <string>
 #include <vector>
 
-#include "../kube/async_test.h"
-#include "../kube/fake_api_server.h"
 #include "appservice/conditions.h"
 #include "appservice/desired_state.h"
 #include "appservice/spec_parser.h"
 #include "appservice_test_support.h"
-#include "ctrl/clock.h"
-#include "ctrl/event.h"
-#include "ctrl/event_recorder.h"
-#include "ctrl/object_store.h"
+#include "ctrl/base/clock.h"
+#include "ctrl/cache/object_store.h"
+#include "ctrl/events/event.h"
+#include "ctrl/events/event_recorder.h"
+#include "support/async_test.h"
+#include "support/fake_api_server.h"
 
 namespace {
 

@@ -18,15 +18,15 @@
 #include <string>
 #include <vector>
 
-#include "../kube/fake_api_server.h"
-#include "async_wait.h"
-#include "ctrl/clock.h"
-#include "ctrl/event_recorder.h"
-#include "ctrl/metrics_registry.h"
+#include "cache/informer_test_support.h"
+#include "ctrl/base/clock.h"
+#include "ctrl/events/event_recorder.h"
+#include "ctrl/metrics/metrics_registry.h"
 #include "ctrl/reconciler.h"
-#include "fake_lease_store.h"
-#include "informer_test_support.h"
-#include "kube/http_transport.h"
+#include "kube/http/http_transport.h"
+#include "leader/fake_lease_store.h"
+#include "support/async_wait.h"
+#include "support/fake_api_server.h"
 
 namespace asio = boost::asio;
 namespace http = boost::beast::http;

@@ -1,0 +1,57 @@
+#include "ctrl/base/clock.h"
+
+#include <glog/logging.h>
+
+#include <cmath>
+
+namespace ctrl {
+
+Clock::TimePoint RealClock::now() const {
+  return std::chrono::steady_clock::now();
+}
+
+Clock::WallTime RealClock::wall_now() const {
+  return std::chrono::system_clock::now();
+}
+
+// The steady start is arbitrary but far from the epoch, so "time_point{}" never looks like "now".
+FakeClock::FakeClock()
+    : FakeClock(TimePoint{} + std::chrono::hours(1000), WallTime{} + kDefaultWallStart) {}
+
+FakeClock::FakeClock(TimePoint start, WallTime wall_start) : now_(start), wall_(wall_start) {}
+
+void FakeClock::step(Duration d) {
+  CHECK_GE(d.count(), 0) << "FakeClock cannot go backwards";
+  now_ += d;
+  wall_ += std::chrono::duration_cast<WallTime::duration>(d);
+}
+
+std::int64_t Random::int_between(std::int64_t lo, std::int64_t hi) {
+  CHECK_LE(lo, hi);
+  const double span = static_cast<double>(hi) - static_cast<double>(lo) + 1.0;
+  auto offset = static_cast<std::int64_t>(std::floor(float64() * span));
+  // float64() < 1 keeps offset <= hi - lo, except for rounding on huge spans.
+  if (offset > hi - lo) offset = hi - lo;
+  return lo + offset;
+}
+
+SeededRandom::SeededRandom() : engine_(std::random_device{}()) {}
+
+SeededRandom::SeededRandom(std::uint64_t seed) : engine_(seed) {}
+
+double SeededRandom::float64() {
+  // 53 random bits scaled into [0, 1), the way Go's Float64 does it; generate_canonical may
+  // return exactly 1.0 on some library versions.
+  return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
+}
+
+FakeRandom::FakeRandom(double value) : value_(0) {
+  set(value);
+}
+
+void FakeRandom::set(double value) {
+  CHECK(value >= 0.0 && value < 1.0) << "FakeRandom value must be in [0, 1): " << value;
+  value_ = value;
+}
+
+}  // namespace ctrl

@@ -1,0 +1,128 @@
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "kube/core/api_error.h"
+#include "kube/watch/watch_event.h"
+
+namespace ctrl {
+
+// An object as the informer hands it around: immutable once decoded, shared by the cache and
+// every reader.
+using ObjectPtr = std::shared_ptr<const rapidjson::Document>;
+
+// The list+watch protocol of client-go's reflector as a pure state machine (kube-rs' watcher
+// does the same): `step(state, input)` says what to do to the cache and which request comes
+// next, and a driver coroutine does the I/O. Tests drive it with no sockets and no clock: the
+// driver decides when (backoff, watch timeouts) and reports elapsed time in the inputs.
+//
+//   empty --Start--> listing{continue} --last page--> listed{rv} --WatchOpened--> watching{rv}
+//   any failure --> backing_off --BackoffDone--> listing (relist) or listed (re-watch)
+//
+// Like client-go's reflector and pager: the first list asks for resourceVersion "0" (served from
+// the API server's watch cache, not a quorum read of etcd); an expired continue token falls back
+// to one unpaginated list (FullListIfExpired); a 410 makes every later list a quorum read ("")
+// and relists only after the backoff, so nothing here can loop without waiting. A list response
+// over the client's cap (Errc::response_too_large) backs off and then lists from etcd, paginated.
+namespace informer {
+
+enum class Phase { empty, listing, listed, watching, backing_off };
+
+struct State {
+  Phase phase = Phase::empty;
+  std::string continue_token;        // listing: the next page
+  std::vector<ObjectPtr> pending;    // listing: items of the pages so far
+  std::string resource_version;      // listed/watching: where a watch (re)starts
+  bool relist_after_backoff = true;  // backing_off: relist, or re-watch from resource_version
+  bool synced = false;               // the first full list was delivered
+  // The resourceVersion a fresh list asks for: "0" (any, from the watch cache) until the server
+  // said 410, then "" (most recent, a quorum read) so the cache can only move forward.
+  std::string list_resource_version = "0";
+  bool full_list = false;  // listing: one unpaginated request after a continue token expired
+};
+
+// True while the store holds a complete list that the informer keeps current: listed, watching,
+// or waiting to resume a watch. False before the first list and while relisting (after a 410),
+// when the store may miss changes; the manager's /readyz reports this.
+bool is_current(const State& state);
+
+// Inputs.
+struct Start {};
+struct ListPage {
+  std::vector<ObjectPtr> items;
+  std::string continue_token;    // empty on the last page
+  std::string resource_version;  // the list's metadata.resourceVersion
+};
+struct ListFailed {
+  kube::ApiError error;
+};
+struct WatchOpened {};
+struct Event {
+  kube::WatchEvent event;
+};
+// The server closed the watch body cleanly (its timeoutSeconds passed, or it restarted).
+struct WatchEnded {
+  std::chrono::milliseconds elapsed{0};
+  std::uint64_t events = 0;
+};
+// The watch failed to open, broke, idled out, or delivered an ERROR event.
+struct WatchFailed {
+  kube::ApiError error;
+};
+struct BackoffDone {};
+using Input = std::variant<Start, ListPage, ListFailed, WatchOpened, Event, WatchEnded, WatchFailed,
+                           BackoffDone>;
+
+// Changes to the cache.
+struct Replace {  // a complete list: swap the whole store at once
+  std::vector<ObjectPtr> items;
+};
+struct Upsert {
+  ObjectPtr object;
+};
+struct Delete {
+  ObjectPtr object;  // the last state the server sent
+};
+using StoreOp = std::variant<Replace, Upsert, Delete>;
+
+// What the driver does next.
+struct DoList {
+  std::string continue_token;    // empty: first page of a fresh list
+  std::string resource_version;  // first page only: "0" or "" (see State)
+  bool paginate = true;          // false: the whole list in one response (limit=0)
+};
+struct DoWatch {
+  std::string resource_version;
+};
+struct DoBackoff {
+  // Retry-After from a 429/503, a floor under the driver's exponential backoff.
+  std::optional<std::chrono::seconds> at_least;
+  std::string why;  // for the log line
+};
+struct KeepReading {};  // watching: read the next event
+using Action = std::variant<DoList, DoWatch, DoBackoff, KeepReading>;
+
+struct Step {
+  State state;
+  std::vector<StoreOp> ops;
+  Action next;
+};
+
+// A watch that ends this quickly without events counts as a failure, as in client-go (it would
+// otherwise spin against a server that closes every watch at once).
+inline constexpr std::chrono::seconds kShortWatch{1};
+
+Step step(State state, Input input);
+
+const char* to_string(Phase phase);
+
+}  // namespace informer
+}  // namespace ctrl

@@ -1,0 +1,101 @@
+#include "ctrl/object/object_meta.h"
+
+namespace ctrl {
+namespace {
+
+const rapidjson::Value* metadata(const rapidjson::Value& object) {
+  if (!object.IsObject()) return nullptr;
+  auto it = object.FindMember("metadata");
+  if (it == object.MemberEnd() || !it->value.IsObject()) return nullptr;
+  return &it->value;
+}
+
+std::string_view string_field(const rapidjson::Value& object, const char* field) {
+  if (!object.IsObject()) return {};
+  auto it = object.FindMember(field);
+  if (it == object.MemberEnd() || !it->value.IsString()) return {};
+  return {it->value.GetString(), it->value.GetStringLength()};
+}
+
+}  // namespace
+
+std::string_view meta_string(const rapidjson::Value& object, const char* field) {
+  const auto* meta = metadata(object);
+  return meta ? string_field(*meta, field) : std::string_view{};
+}
+
+std::string_view meta_namespace(const rapidjson::Value& object) {
+  return meta_string(object, "namespace");
+}
+std::string_view meta_name(const rapidjson::Value& object) {
+  return meta_string(object, "name");
+}
+std::string_view meta_uid(const rapidjson::Value& object) {
+  return meta_string(object, "uid");
+}
+std::string_view meta_resource_version(const rapidjson::Value& object) {
+  return meta_string(object, "resourceVersion");
+}
+
+std::string object_key(std::string_view ns, std::string_view name) {
+  if (ns.empty()) return std::string(name);
+  std::string key;
+  key.reserve(ns.size() + 1 + name.size());
+  key.append(ns).append("/").append(name);
+  return key;
+}
+
+std::string object_key(const rapidjson::Value& object) {
+  return object_key(meta_namespace(object), meta_name(object));
+}
+
+std::optional<OwnerRef> controller_owner(const rapidjson::Value& object) {
+  const auto* meta = metadata(object);
+  if (!meta) return std::nullopt;
+  auto refs = meta->FindMember("ownerReferences");
+  if (refs == meta->MemberEnd() || !refs->value.IsArray()) return std::nullopt;
+  for (const auto& ref : refs->value.GetArray()) {
+    if (!ref.IsObject()) continue;
+    auto controller = ref.FindMember("controller");
+    if (controller == ref.MemberEnd() || !controller->value.IsBool() ||
+        !controller->value.GetBool()) {
+      continue;
+    }
+    return OwnerRef{std::string(string_field(ref, "apiVersion")),
+                    std::string(string_field(ref, "kind")), std::string(string_field(ref, "name")),
+                    std::string(string_field(ref, "uid"))};
+  }
+  return std::nullopt;
+}
+
+void strip_managed_fields(rapidjson::Value& object) {
+  if (!object.IsObject()) return;
+  auto meta = object.FindMember("metadata");
+  if (meta != object.MemberEnd() && meta->value.IsObject())
+    meta->value.RemoveMember("managedFields");
+}
+
+void summarize_managed_fields(rapidjson::Value& object) {
+  if (!object.IsObject()) return;
+  auto meta = object.FindMember("metadata");
+  if (meta == object.MemberEnd() || !meta->value.IsObject()) return;
+  auto entries = meta->value.FindMember("managedFields");
+  if (entries == meta->value.MemberEnd()) return;
+  if (!entries->value.IsArray()) {
+    meta->value.RemoveMember("managedFields");
+    return;
+  }
+  for (auto& entry : entries->value.GetArray()) {
+    if (!entry.IsObject()) continue;
+    for (auto m = entry.MemberBegin(); m != entry.MemberEnd();) {
+      std::string_view name(m->name.GetString(), m->name.GetStringLength());
+      if (name == "manager" || name == "operation" || name == "subresource") {
+        ++m;
+      } else {
+        m = entry.EraseMember(m);
+      }
+    }
+  }
+}
+
+}  // namespace ctrl

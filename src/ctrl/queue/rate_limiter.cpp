@@ -1,0 +1,131 @@
+#include "ctrl/queue/rate_limiter.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ctrl {
+
+namespace {
+
+using Duration = Clock::Duration;
+
+// Go's time.Duration(float64): truncation toward zero, saturating instead of overflowing.
+Duration duration_from_double_ns(double ns) {
+  if (ns >= static_cast<double>(std::numeric_limits<Duration::rep>::max())) return Duration::max();
+  return Duration(static_cast<Duration::rep>(ns));
+}
+
+}  // namespace
+
+ItemExponentialFailureRateLimiter::ItemExponentialFailureRateLimiter(Duration base_delay,
+                                                                     Duration max_delay)
+    : base_delay_(base_delay), max_delay_(max_delay) {
+  CHECK_GT(base_delay.count(), 0);
+  CHECK_GE(max_delay, base_delay);
+}
+
+Duration ItemExponentialFailureRateLimiter::when(const std::string& item) {
+  const int exp = failures_[item]++;
+  // Computed in floating point, as client-go does, so a long failure streak saturates at max
+  // instead of overflowing.
+  const double backoff = static_cast<double>(base_delay_.count()) * std::pow(2.0, exp);
+  if (backoff >= static_cast<double>(max_delay_.count())) return max_delay_;
+  return duration_from_double_ns(backoff);
+}
+
+void ItemExponentialFailureRateLimiter::forget(const std::string& item) {
+  failures_.erase(item);
+}
+
+int ItemExponentialFailureRateLimiter::num_requeues(const std::string& item) const {
+  auto it = failures_.find(item);
+  return it == failures_.end() ? 0 : it->second;
+}
+
+// A new limiter starts full, as rate.NewLimiter does in effect (its zero `last` makes the first
+// advance fill the bucket).
+BucketRateLimiter::BucketRateLimiter(const Clock& clock, double tokens_per_second, int burst)
+    : clock_(clock), limit_(tokens_per_second), burst_(burst), tokens_(burst), last_(clock.now()) {
+  CHECK_GT(tokens_per_second, 0.0);
+  CHECK_GT(burst, 0);
+}
+
+Duration BucketRateLimiter::when(const std::string&) {
+  // rate.Limiter.reserveN(now, 1, InfDuration): refill for the elapsed time (never above burst),
+  // take one token, and if that leaves a debt, wait until it is repaid at `limit_` per second.
+  const Clock::TimePoint now = clock_.now();
+  if (now > last_) {
+    const double elapsed_s = std::chrono::duration<double>(now - last_).count();
+    tokens_ = std::min(burst_, tokens_ + elapsed_s * limit_);
+    last_ = now;
+  }
+  tokens_ -= 1.0;
+  if (tokens_ >= 0.0) return Duration::zero();
+  return duration_from_double_ns(-tokens_ / limit_ * 1e9);
+}
+
+MaxOfRateLimiter::MaxOfRateLimiter(std::vector<std::unique_ptr<RateLimiter>> limiters)
+    : limiters_(std::move(limiters)) {
+  CHECK(!limiters_.empty());
+}
+
+Duration MaxOfRateLimiter::when(const std::string& item) {
+  Duration longest = Duration::zero();
+  for (auto& limiter : limiters_) longest = std::max(longest, limiter->when(item));
+  return longest;
+}
+
+void MaxOfRateLimiter::forget(const std::string& item) {
+  for (auto& limiter : limiters_) limiter->forget(item);
+}
+
+int MaxOfRateLimiter::num_requeues(const std::string& item) const {
+  int most = 0;
+  for (const auto& limiter : limiters_) most = std::max(most, limiter->num_requeues(item));
+  return most;
+}
+
+std::unique_ptr<RateLimiter> default_controller_rate_limiter(const Clock& clock) {
+  std::vector<std::unique_ptr<RateLimiter>> limiters;
+  limiters.push_back(std::make_unique<ItemExponentialFailureRateLimiter>(
+      std::chrono::milliseconds(5), std::chrono::seconds(1000)));
+  limiters.push_back(std::make_unique<BucketRateLimiter>(clock, 10.0, 100));
+  return std::make_unique<MaxOfRateLimiter>(std::move(limiters));
+}
+
+Backoff::Backoff(const Clock& clock, Random& random) : Backoff(clock, random, Options{}) {}
+
+Backoff::Backoff(const Clock& clock, Random& random, Options options)
+    : clock_(clock), random_(random), options_(options), current_(options.initial) {
+  CHECK_GT(options_.initial.count(), 0);
+  CHECK_GE(options_.max, options_.initial);
+  CHECK_GE(options_.factor, 1.0);
+  CHECK_GE(options_.jitter, 0.0);
+}
+
+Duration Backoff::next() {
+  // exponentialBackoffManagerImpl.getNextBackoff: a long quiet spell since the previous failure
+  // means the connection was healthy, so start over.
+  const Clock::TimePoint now = clock_.now();
+  if (last_failure_ && now - *last_failure_ > options_.reset_after) current_ = options_.initial;
+  last_failure_ = now;
+
+  // wait.Backoff.Step: return the current delay (jittered), then grow it for next time.
+  const Duration delay = current_;
+  current_ = std::min(options_.max, duration_from_double_ns(static_cast<double>(current_.count()) *
+                                                            options_.factor));
+  if (options_.jitter <= 0.0) return delay;
+  // wait.Jitter: d + rand.Float64() * maxFactor * d.
+  return delay + duration_from_double_ns(random_.float64() * options_.jitter *
+                                         static_cast<double>(delay.count()));
+}
+
+void Backoff::reset() {
+  current_ = options_.initial;
+  last_failure_.reset();
+}
+
+}  // namespace ctrl

@@ -1,0 +1,104 @@
+#pragma once
+
+// Room src/kube/api/: the REST client: verbs on any resource, list splitting, request options and
+// patch types. May use: src/kube/http/, src/kube/watch/, src/kube/core/ (the Rooms table in
+// docs/architecture.md).
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/beast/http/verb.hpp>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "kube/api/api_response.h"
+#include "kube/api/delete_options.h"
+#include "kube/api/json_body.h"
+#include "kube/api/list_options.h"
+#include "kube/api/patch_type.h"
+#include "kube/api/write_options.h"
+#include "kube/core/resource_path.h"
+#include "kube/core/result.h"
+#include "kube/core/url_query.h"
+#include "kube/http/http_transport.h"
+#include "kube/watch/watch_options.h"
+#include "kube/watch/watch_stream.h"
+
+namespace kube {
+
+// REST verbs on any resource path. A 2xx is an ApiResponse with the parsed JSON body; anything
+// else is an ApiError parsed from the Status body (with Retry-After), so callers switch on
+// Errc (not_found, conflict, gone...) and keep the server's message for logs and Events.
+//
+// A 429, or a 5xx with Retry-After, means the server did not process the request: like client-go's
+// rest client, it is sent again after the Retry-After seconds (a timer, the thread never blocks),
+// up to `max_retries` times; then the error is returned.
+class RestClient {
+ public:
+  static constexpr int kDefaultMaxRetries = 10;  // client-go's maxRetries
+
+  explicit RestClient(std::shared_ptr<HttpTransport> transport,
+                      int max_retries = kDefaultMaxRetries);
+
+  boost::asio::awaitable<Result<ApiResponse>> get(const ResourcePath& object);
+
+  // One page. The response's metadata.continue is the next page's token.
+  boost::asio::awaitable<Result<ApiResponse>> list(const ResourcePath& collection,
+                                                   const ListOptions& options = {});
+  // One page as the server sent it, for callers that split it rather than parse it whole
+  // (kube/list_split.h).
+  boost::asio::awaitable<Result<std::string>> list_text(const ResourcePath& collection,
+                                                        const ListOptions& options = {});
+  // Every page (limit 500 unless given), items joined into one List whose metadata.resourceVersion
+  // is the snapshot's. An expired continue token (410) restarts the list from scratch; when that
+  // happens twice, the last try is unpaginated so it cannot expire again (client-go's pager).
+  boost::asio::awaitable<Result<ApiResponse>> list_all(const ResourcePath& collection,
+                                                       ListOptions options = {});
+
+  // POST to the collection.
+  boost::asio::awaitable<Result<ApiResponse>> create(const ResourcePath& collection, JsonBody body,
+                                                     const WriteOptions& options = {});
+  // PUT the whole object; metadata.resourceVersion in the body makes it a compare-and-swap.
+  boost::asio::awaitable<Result<ApiResponse>> update(const ResourcePath& object, JsonBody body,
+                                                     const WriteOptions& options = {});
+  // PATCH; for PatchType::apply, options.field_manager is required (CHECKed).
+  boost::asio::awaitable<Result<ApiResponse>> patch(const ResourcePath& object, PatchType type,
+                                                    JsonBody body,
+                                                    const WriteOptions& options = {});
+  // Server-side apply as controllers do it: fieldManager=field_manager&force=true.
+  boost::asio::awaitable<Result<ApiResponse>> apply(const ResourcePath& object, JsonBody body,
+                                                    std::string_view field_manager);
+  // DELETE with DeleteOptions as the body; 200 (deleted, or finalizers pending) and 202 (deletion
+  // started) are both success.
+  boost::asio::awaitable<Result<ApiResponse>> delete_(const ResourcePath& object,
+                                                      const DeleteOptions& options = {});
+
+  // Opens a watch on a collection (see WatchStream): HTTP 410 here, or an ERROR event with code
+  // 410 later, is Errc::gone.
+  boost::asio::awaitable<Result<std::unique_ptr<WatchStream>>> watch(const ResourcePath& collection,
+                                                                     WatchOptions options);
+
+  // Any verb on a target (path and query), for what the helpers above do not cover.
+  boost::asio::awaitable<Result<ApiResponse>> request(boost::beast::http::verb method,
+                                                      std::string target,
+                                                      std::string_view content_type = {},
+                                                      std::string body = {});
+
+  // The query string a list or watch sends for `options`.
+  static UrlQuery list_query(const ListOptions& options);
+
+  HttpTransport& transport() { return *transport_; }
+  const std::shared_ptr<HttpTransport>& shared_transport() const { return transport_; }
+
+ private:
+  // A 2xx response, or the error of the last try: 429 and 5xx with Retry-After are retried up to
+  // max_retries times.
+  boost::asio::awaitable<Result<HttpResponse>> send(boost::beast::http::verb method,
+                                                    std::string target,
+                                                    std::string_view content_type = {},
+                                                    std::string body = {});
+
+  std::shared_ptr<HttpTransport> transport_;
+  int max_retries_;
+};
+
+}  // namespace kube

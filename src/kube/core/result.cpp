@@ -1,0 +1,12 @@
+#include "kube/core/result.h"
+
+#include <glog/logging.h>
+
+namespace kube {
+
+void result_misuse(const char* what, const ApiError* error) {
+  LOG(FATAL) << what << (error != nullptr ? ": " + error->describe() : std::string());
+  std::abort();  // LOG(FATAL) does not return; this tells the compiler so.
+}
+
+}  // namespace kube

@@ -1,0 +1,243 @@
+#include "ctrl/cache/informer_state.h"
+
+#include <catch2/catch.hpp>
+
+#include "informer_test_support.h"
+
+using namespace ctrl;
+using namespace ctrl::informer;
+using ctrl::testing::make_object;
+
+namespace {
+
+kube::ApiError error_of(kube::Errc code, std::optional<std::chrono::seconds> retry_after = {}) {
+  kube::ApiError e;
+  e.code = code;
+  e.message = "test";
+  e.retry_after = retry_after;
+  return e;
+}
+
+kube::WatchEvent watch_event(kube::WatchEvent::Type type, ObjectPtr object) {
+  kube::WatchEvent ev;
+  ev.type = type;
+  ev.resource_version = std::string(object->operator[]("metadata")["resourceVersion"].GetString());
+  ev.object = std::const_pointer_cast<rapidjson::Document>(object);
+  return ev;
+}
+
+// Started, listed in one page at rv "10", watch open.
+State watching_state() {
+  auto s = step({}, Start{}).state;
+  s = step(std::move(s), ListPage{{make_object("ns", "a", "5")}, "", "10"}).state;
+  return step(std::move(s), WatchOpened{}).state;
+}
+
+}  // namespace
+
+TEST_CASE("informer: start lists the first page", "[informer]") {
+  auto r = step({}, Start{});
+  CHECK(r.state.phase == Phase::listing);
+  REQUIRE(std::holds_alternative<DoList>(r.next));
+  CHECK(std::get<DoList>(r.next).continue_token.empty());
+  // Served from the watch cache, like client-go's reflector's first list.
+  CHECK(std::get<DoList>(r.next).resource_version == "0");
+  CHECK(std::get<DoList>(r.next).paginate);
+  CHECK(r.ops.empty());
+  CHECK_FALSE(r.state.synced);
+  CHECK_FALSE(is_current(r.state));
+}
+
+TEST_CASE("informer: pages accumulate and are swapped in at once", "[informer]") {
+  auto r = step({}, Start{});
+  r = step(std::move(r.state), ListPage{{make_object("ns", "a", "1")}, "tok1", "9"});
+  CHECK(r.ops.empty());  // nothing reaches the cache before the last page
+  REQUIRE(std::holds_alternative<DoList>(r.next));
+  CHECK(std::get<DoList>(r.next).continue_token == "tok1");
+  r = step(std::move(r.state),
+           ListPage{{make_object("ns", "b", "2"), make_object("ns", "c", "3")}, "", "12"});
+  REQUIRE(r.ops.size() == 1);
+  REQUIRE(std::holds_alternative<Replace>(r.ops[0]));
+  CHECK(std::get<Replace>(r.ops[0]).items.size() == 3);
+  CHECK(r.state.phase == Phase::listed);
+  CHECK(r.state.synced);
+  CHECK(r.state.pending.empty());
+  REQUIRE(std::holds_alternative<DoWatch>(r.next));
+  CHECK(std::get<DoWatch>(r.next).resource_version == "12");
+}
+
+TEST_CASE("informer: an expired continue token falls back to one unpaginated list", "[informer]") {
+  auto r = step({}, Start{});
+  r = step(std::move(r.state), ListPage{{make_object("ns", "a", "1")}, "tok1", "9"});
+  r = step(std::move(r.state), ListFailed{error_of(kube::Errc::gone)});
+  CHECK(r.state.phase == Phase::listing);
+  CHECK(r.state.pending.empty());
+  REQUIRE(std::holds_alternative<DoList>(r.next));
+  const auto& full = std::get<DoList>(r.next);
+  CHECK(full.continue_token.empty());
+  CHECK_FALSE(full.paginate);  // client-go's pager: FullListIfExpired
+  CHECK(full.resource_version == "0");
+
+  // The full list completes the sync, and later lists paginate again.
+  auto done = step(r.state, ListPage{{make_object("ns", "b", "2")}, "", "12"});
+  REQUIRE(done.ops.size() == 1);
+  CHECK(std::get<Replace>(done.ops[0]).items.size() == 1);  // the earlier page is not kept
+  CHECK(done.state.synced);
+  CHECK_FALSE(done.state.full_list);
+
+  // If even the full list says 410, there is no loop: back off, then a quorum list.
+  auto again = step(std::move(r.state), ListFailed{error_of(kube::Errc::gone)});
+  CHECK(again.state.phase == Phase::backing_off);
+  REQUIRE(std::holds_alternative<DoBackoff>(again.next));
+  again = step(std::move(again.state), BackoffDone{});
+  REQUIRE(std::holds_alternative<DoList>(again.next));
+  CHECK(std::get<DoList>(again.next).resource_version.empty());
+  CHECK(std::get<DoList>(again.next).paginate);
+}
+
+TEST_CASE("informer: other list failures back off, then relist", "[informer]") {
+  auto r = step({}, Start{});
+  r = step(std::move(r.state), ListFailed{error_of(kube::Errc::unavailable)});
+  CHECK(r.state.phase == Phase::backing_off);
+  REQUIRE(std::holds_alternative<DoBackoff>(r.next));
+  CHECK_FALSE(std::get<DoBackoff>(r.next).at_least);
+  r = step(std::move(r.state), BackoffDone{});
+  CHECK(r.state.phase == Phase::listing);
+  CHECK(std::holds_alternative<DoList>(r.next));
+}
+
+TEST_CASE("informer: a list over the response cap backs off, then lists from etcd in pages",
+          "[informer]") {
+  auto r = step({}, Start{});
+  REQUIRE(std::get<DoList>(r.next).resource_version == "0");  // the watch cache: one response
+  r = step(std::move(r.state), ListFailed{error_of(kube::Errc::response_too_large)});
+  CHECK(r.state.phase == Phase::backing_off);
+  REQUIRE(std::holds_alternative<DoBackoff>(r.next));
+  CHECK(std::get<DoBackoff>(r.next).why.find("test") != std::string::npos);
+  r = step(std::move(r.state), BackoffDone{});
+  REQUIRE(std::holds_alternative<DoList>(r.next));
+  CHECK(std::get<DoList>(r.next).resource_version.empty());  // etcd honours the limit
+  CHECK(std::get<DoList>(r.next).paginate);
+}
+
+TEST_CASE("informer: 429 carries Retry-After into the backoff", "[informer]") {
+  auto r = step({}, Start{});
+  r = step(std::move(r.state),
+           ListFailed{error_of(kube::Errc::too_many_requests, std::chrono::seconds(7))});
+  REQUIRE(std::holds_alternative<DoBackoff>(r.next));
+  CHECK(std::get<DoBackoff>(r.next).at_least == std::chrono::seconds(7));
+}
+
+TEST_CASE("informer: watch events become cache operations and advance the RV", "[informer]") {
+  auto s = watching_state();
+  CHECK(s.phase == Phase::watching);
+  auto r = step(std::move(s),
+                Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "b", "11"))});
+  REQUIRE(r.ops.size() == 1);
+  CHECK(std::holds_alternative<Upsert>(r.ops[0]));
+  CHECK(r.state.resource_version == "11");
+  CHECK(std::holds_alternative<KeepReading>(r.next));
+  r = step(std::move(r.state),
+           Event{watch_event(kube::WatchEvent::Type::modified, make_object("ns", "b", "12"))});
+  CHECK(std::holds_alternative<Upsert>(r.ops.at(0)));
+  r = step(std::move(r.state),
+           Event{watch_event(kube::WatchEvent::Type::deleted, make_object("ns", "b", "13"))});
+  CHECK(std::holds_alternative<Delete>(r.ops.at(0)));
+  CHECK(r.state.resource_version == "13");
+}
+
+TEST_CASE("informer: a bookmark only advances the RV", "[informer]") {
+  auto r = step(watching_state(),
+                Event{watch_event(kube::WatchEvent::Type::bookmark, make_object("", "", "40"))});
+  CHECK(r.ops.empty());
+  CHECK(r.state.resource_version == "40");
+  CHECK(std::holds_alternative<KeepReading>(r.next));
+}
+
+TEST_CASE("informer: a clean end re-watches from the last RV", "[informer]") {
+  auto r = step(watching_state(),
+                Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "b", "15"))});
+  r = step(std::move(r.state), WatchEnded{std::chrono::minutes(5), 1});
+  CHECK(r.state.phase == Phase::listed);
+  REQUIRE(std::holds_alternative<DoWatch>(r.next));
+  CHECK(std::get<DoWatch>(r.next).resource_version == "15");
+}
+
+TEST_CASE("informer: a watch that ends at once with no events is a failure", "[informer]") {
+  auto r = step(watching_state(), WatchEnded{std::chrono::milliseconds(200), 0});
+  CHECK(r.state.phase == Phase::backing_off);
+  REQUIRE(std::holds_alternative<DoBackoff>(r.next));
+  r = step(std::move(r.state), BackoffDone{});
+  REQUIRE(std::holds_alternative<DoWatch>(r.next));  // continues, no relist
+  CHECK(std::get<DoWatch>(r.next).resource_version == "10");
+  // A short watch that did deliver events is healthy.
+  auto ok = step(watching_state(), WatchEnded{std::chrono::milliseconds(200), 3});
+  CHECK(std::holds_alternative<DoWatch>(ok.next));
+}
+
+TEST_CASE("informer: 410 from the watch relists after the backoff, an ERROR event 410 too",
+          "[informer]") {
+  kube::WatchEvent ev;
+  ev.type = kube::WatchEvent::Type::error;
+  ev.object = std::make_shared<rapidjson::Document>();
+  ev.error = error_of(kube::Errc::gone);
+  for (Input gone : {Input{WatchFailed{error_of(kube::Errc::gone)}}, Input{Event{ev}}}) {
+    auto s = watching_state();
+    CHECK(is_current(s));
+    auto r = step(std::move(s), std::move(gone));
+    CHECK(r.ops.empty());
+    // Not at once: the reflector's backoff comes first, so a server answering every watch with
+    // 410 cannot make us list in a loop.
+    CHECK(r.state.phase == Phase::backing_off);
+    REQUIRE(std::holds_alternative<DoBackoff>(r.next));
+    CHECK_FALSE(is_current(r.state));  // /readyz is false until the relist is in
+    CHECK(r.state.synced);             // though the cache stays readable
+    r = step(std::move(r.state), BackoffDone{});
+    CHECK(r.state.phase == Phase::listing);
+    REQUIRE(std::holds_alternative<DoList>(r.next));
+    // The RV we had is too old for the server: a quorum read, never "0" (could go back in time).
+    CHECK(std::get<DoList>(r.next).resource_version.empty());
+    CHECK_FALSE(is_current(r.state));
+    r = step(std::move(r.state), ListPage{{}, "", "50"});
+    CHECK(is_current(r.state));
+    CHECK(std::get<DoWatch>(r.next).resource_version == "50");
+  }
+}
+
+TEST_CASE("informer: is current while listed, watching or waiting to re-watch", "[informer]") {
+  auto s = step({}, Start{}).state;
+  CHECK_FALSE(is_current(s));
+  s = step(std::move(s), ListPage{{}, "", "3"}).state;
+  CHECK(is_current(s));  // listed
+  s = step(std::move(s), WatchOpened{}).state;
+  CHECK(is_current(s));
+  // A broken connection resumes the watch from the RV: the cache is still complete.
+  s = step(std::move(s), WatchFailed{error_of(kube::Errc::unavailable)}).state;
+  CHECK(s.phase == Phase::backing_off);
+  CHECK(is_current(s));
+  // A list that fails before the first sync: not current, and the retry still asks for "0".
+  auto r = step({}, Start{});
+  r = step(std::move(r.state), ListFailed{error_of(kube::Errc::forbidden)});
+  CHECK_FALSE(is_current(r.state));
+  r = step(std::move(r.state), BackoffDone{});
+  CHECK(std::get<DoList>(r.next).resource_version == "0");
+}
+
+TEST_CASE("informer: watch connection failures back off and resume from the RV", "[informer]") {
+  for (auto code : {kube::Errc::unavailable, kube::Errc::timeout, kube::Errc::internal}) {
+    auto r = step(watching_state(), WatchFailed{error_of(code)});
+    CHECK(r.state.phase == Phase::backing_off);
+    CHECK(std::holds_alternative<DoBackoff>(r.next));
+    r = step(std::move(r.state), BackoffDone{});
+    REQUIRE(std::holds_alternative<DoWatch>(r.next));
+    CHECK(std::get<DoWatch>(r.next).resource_version == "10");
+    CHECK(r.state.synced);  // the cache stays usable while reconnecting
+  }
+  // A watch that cannot even be opened (listed phase) behaves the same.
+  auto s = step({}, Start{}).state;
+  s = step(std::move(s), ListPage{{}, "", "3"}).state;
+  auto r = step(std::move(s),
+                WatchFailed{error_of(kube::Errc::too_many_requests, std::chrono::seconds(2))});
+  REQUIRE(std::holds_alternative<DoBackoff>(r.next));
+  CHECK(std::get<DoBackoff>(r.next).at_least == std::chrono::seconds(2));
+}
