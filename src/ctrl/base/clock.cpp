@@ -3,8 +3,15 @@
 #include <glog/logging.h>
 
 #include <cmath>
+#include <limits>
 
 namespace ctrl {
+
+Clock::Duration duration_from_double_ns(double ns) {
+  using Duration = Clock::Duration;
+  if (ns >= static_cast<double>(std::numeric_limits<Duration::rep>::max())) return Duration::max();
+  return Duration(static_cast<Duration::rep>(ns));
+}
 
 Clock::TimePoint RealClock::now() const {
   return std::chrono::steady_clock::now();

@@ -1,7 +1,8 @@
 #pragma once
 
-// Room src/ctrl/base/: clock and random source, RFC 3339 micro time, uuids, giving the heap back,
-// JSON readers. May use: nothing else in src/ (the Rooms table in docs/architecture.md).
+// Room src/ctrl/base/: clock and random source, retry backoff, RFC 3339 micro time, uuids, giving
+// the heap back, JSON readers. May use: nothing else in src/ (the Rooms table in
+// docs/architecture.md).
 
 #include <chrono>
 #include <cstdint>
@@ -24,6 +25,10 @@ class Clock {
   // Calendar time: only for values written to the API server (Lease acquireTime/renewTime).
   virtual WallTime wall_now() const = 0;
 };
+
+// Go's time.Duration(float64): nanoseconds truncated toward zero, saturating instead of
+// overflowing. The rate limiters and backoffs copy client-go's float arithmetic with it.
+Clock::Duration duration_from_double_ns(double ns);
 
 class RealClock final : public Clock {
  public:

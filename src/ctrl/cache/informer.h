@@ -1,8 +1,8 @@
 #pragma once
 
 // Room src/ctrl/cache/: informers: the list+watch state machine and its driver, the object store
-// and its text codec. May use: src/ctrl/base/, src/ctrl/object/, src/ctrl/queue/, src/kube/api/,
-// src/kube/watch/, src/kube/core/ (the Rooms table in docs/architecture.md).
+// and its text codec. May use: src/ctrl/base/, src/ctrl/object/, src/kube/api/, src/kube/watch/,
+// src/kube/core/ (the Rooms table in docs/architecture.md).
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "ctrl/base/backoff.h"
 #include "ctrl/base/clock.h"
 #include "ctrl/cache/informer_state.h"
 #include "ctrl/cache/object_store.h"
-#include "ctrl/queue/rate_limiter.h"
 #include "kube/api/rest_client.h"
 #include "kube/core/resource_path.h"
 #include "kube/watch/watch_stream.h"

@@ -4,21 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 namespace ctrl {
 
-namespace {
-
 using Duration = Clock::Duration;
-
-// Go's time.Duration(float64): truncation toward zero, saturating instead of overflowing.
-Duration duration_from_double_ns(double ns) {
-  if (ns >= static_cast<double>(std::numeric_limits<Duration::rep>::max())) return Duration::max();
-  return Duration(static_cast<Duration::rep>(ns));
-}
-
-}  // namespace
 
 ItemExponentialFailureRateLimiter::ItemExponentialFailureRateLimiter(Duration base_delay,
                                                                      Duration max_delay)
@@ -94,38 +83,6 @@ std::unique_ptr<RateLimiter> default_controller_rate_limiter(const Clock& clock)
       std::chrono::milliseconds(5), std::chrono::seconds(1000)));
   limiters.push_back(std::make_unique<BucketRateLimiter>(clock, 10.0, 100));
   return std::make_unique<MaxOfRateLimiter>(std::move(limiters));
-}
-
-Backoff::Backoff(const Clock& clock, Random& random) : Backoff(clock, random, Options{}) {}
-
-Backoff::Backoff(const Clock& clock, Random& random, Options options)
-    : clock_(clock), random_(random), options_(options), current_(options.initial) {
-  CHECK_GT(options_.initial.count(), 0);
-  CHECK_GE(options_.max, options_.initial);
-  CHECK_GE(options_.factor, 1.0);
-  CHECK_GE(options_.jitter, 0.0);
-}
-
-Duration Backoff::next() {
-  // exponentialBackoffManagerImpl.getNextBackoff: a long quiet spell since the previous failure
-  // means the connection was healthy, so start over.
-  const Clock::TimePoint now = clock_.now();
-  if (last_failure_ && now - *last_failure_ > options_.reset_after) current_ = options_.initial;
-  last_failure_ = now;
-
-  // wait.Backoff.Step: return the current delay (jittered), then grow it for next time.
-  const Duration delay = current_;
-  current_ = std::min(options_.max, duration_from_double_ns(static_cast<double>(current_.count()) *
-                                                            options_.factor));
-  if (options_.jitter <= 0.0) return delay;
-  // wait.Jitter: d + rand.Float64() * maxFactor * d.
-  return delay + duration_from_double_ns(random_.float64() * options_.jitter *
-                                         static_cast<double>(delay.count()));
-}
-
-void Backoff::reset() {
-  current_ = options_.initial;
-  last_failure_.reset();
 }
 
 }  // namespace ctrl
