@@ -5,8 +5,8 @@
 #include <string_view>
 
 #include "appservice/conditions.h"
-#include "ctrl/base/json_access.h"
 #include "ctrl/cache/object_store.h"
+#include "kube/core/json_access.h"
 
 namespace appservice {
 
@@ -27,7 +27,7 @@ class ConditionCounts {
  public:
   void add(const rapidjson::Value& object) {
     std::array<std::size_t, kCounted.size()> status{2, 2};  // Unknown until seen
-    const auto* list = ctrl::json::member(ctrl::json::member(&object, "status"), "conditions");
+    const auto* list = kube::json::member(kube::json::member(&object, "status"), "conditions");
     if (list && list->IsArray()) {
       for (const auto& c : list->GetArray()) {
         const std::string_view type = text(c, "type");
@@ -53,7 +53,7 @@ class ConditionCounts {
 
  private:
   static std::string_view text(const rapidjson::Value& object, const char* field) {
-    return ctrl::json::string_view(ctrl::json::member(&object, field));
+    return kube::json::string_view(kube::json::member(&object, field));
   }
 
   std::array<std::array<double, kStatuses.size()>, kCounted.size()> counts_{};

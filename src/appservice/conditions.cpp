@@ -4,21 +4,21 @@
 #include <utility>
 
 #include "appservice/desired_state.h"
-#include "ctrl/base/json_access.h"
+#include "kube/core/json_access.h"
 
 namespace appservice {
 namespace {
 
 using rapidjson::Value;
 
-using ctrl::json::member;
+using kube::json::member;
 
 std::int64_t integer(const Value* object, const char* name) {
-  return ctrl::json::integer(member(object, name));
+  return kube::json::integer(member(object, name));
 }
 
 std::string text(const Value* object, const char* name) {
-  return ctrl::json::text(member(object, name));
+  return kube::json::text(member(object, name));
 }
 
 // The Deployment's condition of a type, or null.

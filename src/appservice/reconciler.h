@@ -2,8 +2,8 @@
 
 // Room src/appservice/: the domain: spec parsing and validation, desired-state builders, child
 // comparison, conditions, the reconciler. May use: src/ctrl/, src/ctrl/base/, src/ctrl/object/,
-// src/ctrl/metrics/, src/ctrl/cache/, src/ctrl/events/, src/kube/api/ (the Rooms table in
-// docs/architecture.md).
+// src/ctrl/metrics/, src/ctrl/cache/, src/ctrl/events/, src/kube/api/, src/kube/core/ (the Rooms
+// table in docs/architecture.md).
 
 #include <memory>
 #include <optional>

@@ -1,8 +1,7 @@
 #pragma once
 
 // Room src/ctrl/base/: clock and random source, retry backoff, RFC 3339 micro time, uuids, giving
-// the heap back, JSON readers. May use: nothing else in src/ (the Rooms table in
-// docs/architecture.md).
+// the heap back. May use: nothing else in src/ (the Rooms table in docs/architecture.md).
 
 #include <chrono>
 #include <cstdint>

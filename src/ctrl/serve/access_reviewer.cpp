@@ -2,17 +2,17 @@
 
 #include <rapidjson/document.h>
 
-#include "ctrl/base/json_access.h"
 #include "kube/api/rest_client.h"
+#include "kube/core/json_access.h"
 
 namespace ctrl {
 namespace {
 
 using rapidjson::Value;
 
-using json::member;
-using json::strings;
-using json::text;
+using kube::json::member;
+using kube::json::strings;
+using kube::json::text;
 
 Value string_array(const std::vector<std::string>& items, rapidjson::Document::AllocatorType& a) {
   Value out(rapidjson::kArrayType);
@@ -41,7 +41,7 @@ boost::asio::awaitable<TokenReviewResult> ApiAccessReviewer::review_token(std::s
     co_return out;
   }
   const Value* status = member(result.value().body.get(), "status");
-  out.authenticated = json::boolean(member(status, "authenticated"));
+  out.authenticated = kube::json::boolean(member(status, "authenticated"));
   const Value* user = member(status, "user");
   out.user.username = text(member(user, "username"));
   out.user.uid = text(member(user, "uid"));

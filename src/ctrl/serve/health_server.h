@@ -2,7 +2,7 @@
 
 // Room src/ctrl/serve/: the probe and metrics server, its TokenReview/SubjectAccessReview
 // authorizer, serving certificate, bind address. May use: src/ctrl/base/, src/ctrl/metrics/,
-// src/kube/api/ (the Rooms table in docs/architecture.md).
+// src/kube/api/, src/kube/core/ (the Rooms table in docs/architecture.md).
 
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>

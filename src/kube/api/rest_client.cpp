@@ -9,6 +9,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <utility>
 
+#include "kube/core/json_access.h"
+
 namespace kube {
 
 namespace http = boost::beast::http;
@@ -78,12 +80,7 @@ std::string delete_body(const DeleteOptions& options) {
 
 // metadata.continue of a list, or empty.
 std::string continue_of(const rapidjson::Document& list) {
-  if (!list.IsObject()) return {};
-  auto md = list.FindMember("metadata");
-  if (md == list.MemberEnd() || !md->value.IsObject()) return {};
-  auto c = md->value.FindMember("continue");
-  if (c == md->value.MemberEnd() || !c->value.IsString()) return {};
-  return {c->value.GetString(), c->value.GetStringLength()};
+  return json::text(json::member(json::member(&list, "metadata"), "continue"));
 }
 
 // Moves the items of `page` to the end of `into`'s items (a deep copy: the documents have

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "kube/core/json_access.h"
+
 namespace kube {
 namespace {
 
@@ -136,9 +138,7 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
 }
 
 std::string_view string_member(const rapidjson::Value& object, const char* name) {
-  const auto it = object.FindMember(name);
-  if (it == object.MemberEnd() || !it->value.IsString()) return {};
-  return {it->value.GetString(), it->value.GetStringLength()};
+  return json::string_view(json::member(&object, name));
 }
 
 // Only the integral "delay-seconds" form: client-go ignores the HTTP-date form and so do we.

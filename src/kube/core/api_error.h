@@ -1,8 +1,8 @@
 #pragma once
 
 // Room src/kube/core/: the vocabulary of every client room: error kinds (Errc, a std::error_code
-// category) and Status parsing, Result, resource paths, query strings. May use: nothing else in
-// src/ (the Rooms table in docs/architecture.md).
+// category) and Status parsing, Result, resource paths, query strings, null-safe JSON readers. May
+// use: nothing else in src/ (the Rooms table in docs/architecture.md).
 
 #include <rapidjson/fwd.h>
 

@@ -6,6 +6,8 @@
 #include <memory>
 #include <utility>
 
+#include "kube/core/json_access.h"
+
 namespace kube {
 namespace {
 
@@ -105,13 +107,8 @@ WatchDecoder::Item decode_event(std::string_view line, std::uint64_t number) {
 
   WatchEvent event;
   event.type = *type;
-  const rapidjson::Value* metadata = find_member(*doc, "metadata");
-  if (metadata != nullptr && metadata->IsObject()) {
-    const rapidjson::Value* rv = find_member(*metadata, "resourceVersion");
-    if (rv != nullptr && rv->IsString()) {
-      event.resource_version.assign(rv->GetString(), rv->GetStringLength());
-    }
-  }
+  event.resource_version =
+      json::text(json::member(json::member(doc.get(), "metadata"), "resourceVersion"));
   // A bookmark exists only to move the resourceVersion; without one, an informer would resume
   // from "" (any version) and silently lose its place.
   if (event.type == WatchEvent::Type::bookmark && event.resource_version.empty()) {

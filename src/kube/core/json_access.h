@@ -9,7 +9,7 @@
 
 // Null-safe reads of JSON objects from the API server: a missing member, a null object or a value
 // of the wrong type reads as absent (null, "", 0, empty), never as an error or a crash.
-namespace ctrl::json {
+namespace kube::json {
 
 inline const rapidjson::Value* member(const rapidjson::Value* object, const char* name) {
   if (!object || !object->IsObject()) return nullptr;
@@ -45,4 +45,4 @@ inline std::vector<std::string> strings(const rapidjson::Value* v) {
   return out;
 }
 
-}  // namespace ctrl::json
+}  // namespace kube::json
