@@ -10,10 +10,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "support/source_dir.h"
+
 namespace appservice::testing {
 
 inline std::string source_path(const std::string& relative) {
-  return std::string(ASOP_SOURCE_DIR) + "/" + relative;
+  return kube::testing::source_dir() + "/" + relative;
 }
 
 inline rapidjson::Document parse_json(const std::string& text) {

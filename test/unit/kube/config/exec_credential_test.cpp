@@ -18,6 +18,7 @@
 #include "kube/config/kubeconfig.h"
 #include "kube/config/token_source.h"
 #include "support/async_test.h"
+#include "support/source_dir.h"
 #include "support/temp_dir.h"
 
 namespace {
@@ -33,7 +34,7 @@ using kube::testing::run_async;
 using kube::testing::TempDir;
 using std::chrono::system_clock;
 
-const std::string kFixtures = std::string(ASOP_SOURCE_DIR) + "/test/unit/kube/fixtures";
+const std::string kFixtures = kube::testing::source_dir() + "/test/unit/kube/fixtures";
 const std::string kV1 = "client.authentication.k8s.io/v1";
 const std::string kV1beta1 = "client.authentication.k8s.io/v1beta1";
 

@@ -15,6 +15,7 @@
 #include "kube/config/in_cluster_config.h"
 #include "kube/config/proxy_env.h"
 #include "kube/config/token_source.h"
+#include "support/source_dir.h"
 
 namespace {
 
@@ -24,7 +25,7 @@ using kube::Kubeconfig;
 using kube::LoadOptions;
 using kube::RestConfig;
 
-const std::string kFixtures = std::string(ASOP_SOURCE_DIR) + "/test/unit/kube/fixtures";
+const std::string kFixtures = kube::testing::source_dir() + "/test/unit/kube/fixtures";
 
 std::string fixture(const std::string& rel) {
   return kFixtures + "/" + rel;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/source_dir.h"
 #include "support/temp_dir.h"
 
 namespace {
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 using kube::ClientTlsContexts;
 using kube::testing::TempDir;
 
-const std::string kPki = std::string(ASOP_SOURCE_DIR) + "/test/unit/kube/fixtures/pki/";
+const std::string kPki = kube::testing::source_dir() + "/test/unit/kube/fixtures/pki/";
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

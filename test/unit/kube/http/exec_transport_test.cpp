@@ -19,6 +19,7 @@
 #include "kube/http/http_transport.h"
 #include "support/async_test.h"
 #include "support/fake_api_server.h"
+#include "support/source_dir.h"
 #include "support/temp_dir.h"
 
 namespace asio = boost::asio;
@@ -52,7 +53,7 @@ kube::RestConfig exec_config(const FakeApiServer& server,
   c.source = "test";
   kube::ExecConfig exec;
   exec.api_version = "client.authentication.k8s.io/v1";
-  exec.command = std::string(ASOP_SOURCE_DIR) + "/test/unit/kube/fixtures/exec/plugin.sh";
+  exec.command = kube::testing::source_dir() + "/test/unit/kube/fixtures/exec/plugin.sh";
   exec.env = std::move(env);
   c.exec = exec;
   return c;

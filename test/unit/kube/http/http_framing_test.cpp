@@ -23,6 +23,7 @@
 #include "support/async_test.h"
 #include "support/http_test_support.h"
 #include "support/local_listener.h"
+#include "support/source_dir.h"
 
 namespace asio = boost::asio;
 using asio::awaitable;
@@ -164,7 +165,7 @@ TEST_CASE("a response over max_response_bytes is response_too_large, chunked or 
 TEST_CASE("the default caps fit the Deployment's memory limit", "[http][framing]") {
   // A list page is held as text and then parsed into a DOM of about the same size again; a watch
   // line likewise. Both at their caps at once must leave most of the container's limit free.
-  std::ifstream in(std::string(ASOP_SOURCE_DIR) + "/deploy/base/operator.yaml");
+  std::ifstream in(kube::testing::source_dir() + "/deploy/base/operator.yaml");
   const std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::smatch m;
   REQUIRE(std::regex_search(yaml, m, std::regex(R"(limits:.*memory: (\d+)Mi)")));
