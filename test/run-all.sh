@@ -12,13 +12,22 @@
 # Environment: FUZZ_SECONDS (default 30 per target); E2E=0 skips the control plane and e2e tests;
 # E2E_JOBS (default 4) e2e tests at once; REQUIRE_DOCKER=1 (set by .ci/run) makes a missing or
 # broken Docker engine a failure instead of a skip.
+#
+# Each run writes its section and test times to build/timings.tsv. `test/run-all.sh --list` prints
+# them (or, before a first run, those of test/timings.tsv, the committed copy from which CMake
+# gives each e2e test its COST, so ctest starts the longest first).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+if [ "${1:-}" = --list ]; then
+  exec bash test/lib/list_timings.sh
+fi
+[ $# -eq 0 ] || { echo "usage: test/run-all.sh [--list]" >&2; exit 2; }
 export PATH=$PATH:/usr/local/go/bin
 jobs=$(nproc)
 source test/lib/suite.sh
 timings=()
+TIMES_OUT=$(mktemp /tmp/asop-times.XXXXXX)
 run_start=$(date +%s)
 section_name="" section_start=$run_start
 
@@ -42,8 +51,15 @@ summary() {
   echo "=== timing"
   for t in "${timings[@]}"; do
     printf '%-44s %5ds  %2dm%02ds\n' "${t%|*}" "${t##*|}" $(( ${t##*|} / 60 )) $(( ${t##*|} % 60 ))
+    printf 'section\t%s\t%s\n' "${t%|*}" "${t##*|}" >>"$TIMES_OUT"
   done
   printf '%-44s %5ds  %2dm%02ds\n' "total" "$total" $(( total / 60 )) $(( total % 60 ))
+  printf 'section\ttotal\t%s\n' "$total" >>"$TIMES_OUT"
+  if [ -d build ]; then
+    { echo "# test/run-all.sh of $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%F), $(nproc) cores"
+      cat "$TIMES_OUT"; } >build/timings.tsv
+    echo "(each section's and test's time: build/timings.tsv; test/run-all.sh --list prints them)"
+  fi
   if [ ${#failures[@]} -gt 0 ]; then
     echo
     echo "=== failures"
@@ -76,16 +92,23 @@ fi
 cleanup() {
   [ -z "$cp_build_pid" ] || kill -- "-$cp_build_pid" 2>/dev/null || true
   [ -z "${cp_dir:-}" ] || bash test/controlplane/down.sh "$cp_dir" --purge || true
-  rm -f "$cp_build_log"
+  rm -f "$cp_build_log" "$TIMES_OUT"
 }
 trap cleanup EXIT
 
 section "format (clang-format)"
 if format_check; then suite_pass; else suite_fail "format: clang-format check failed"; fi
 
-# ccache, where installed, makes rebuilds cheap; a fresh machine builds without it.
+# ccache (installed by deps.sh) makes a second run cheap, also from another clone: paths are
+# hashed relative to the checkout, and the precompiled headers are trusted as ccache's manual
+# says they must be for -include'd headers.
 launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+  export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+  ccache --zero-stats >/dev/null
+fi
 section "build Sanitize (ASan+UBSan)"
 { cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Sanitize "${launcher[@]}" >/dev/null &&
   cmake --build build-asan -j "$jobs" --target unit_tests appservice-operator; } ||
@@ -131,6 +154,9 @@ if [ "${E2E:-1}" != 0 ]; then
     section "e2e tests (${E2E_JOBS:-4} at once)"
     run_ctest build e2e "${E2E_JOBS:-4}" "e2e"
   fi
+fi
+if [ ${#launcher[@]} -gt 0 ]; then
+  echo; echo "=== ccache"; ccache --show-stats | grep -E 'Hits|Misses|Cache size' || true
 fi
 
 summary

@@ -48,8 +48,16 @@ count_junit() {
   fi
 }
 
+# junit_times REPORT: "NAME<TAB>SECONDS" for each test case of a CTest JUnit report that ran.
+junit_times() {
+  awk '/<testcase / {
+      if (!match($0, /name="[^"]*"/)) next; name = substr($0, RSTART + 6, RLENGTH - 7)
+      if (!match($0, / time="[^"]*"/)) next; t = substr($0, RSTART + 7, RLENGTH - 8)
+      printf "%s\t%d\n", name, t + 0.5 }' "$1"
+}
+
 # run_ctest BUILD_DIR LABEL JOBS WHAT: runs one label's tests and keeps going on failure, so the
-# summary reports every failure of the run.
+# summary reports every failure of the run. With TIMES_OUT set, each test's time is appended there.
 run_ctest() {
   local dir=$1 label=$2 n=$3 what=$4 expected report rc=0
   expected=$(ctest --test-dir "$dir" -N -L "$label" | sed -n 's/^Total Tests: //p')
@@ -61,6 +69,9 @@ run_ctest() {
   ctest --test-dir "$dir" -L "$label" --output-on-failure -j "$n" --timeout 1500 \
     --output-junit "$report" || rc=$?
   count_junit "$report" "$expected" "$rc" "$what"
+  if [ -n "${TIMES_OUT:-}" ] && [ -s "$report" ]; then
+    junit_times "$report" | sed "s/^/$what\t/" >>"$TIMES_OUT"
+  fi
   rm -f "$report"
 }
 
