@@ -9,8 +9,10 @@ namespace {
 
 using rapidjson::Value;
 
-// How to compare strings below a key: quantities by value, everything else by text.
-enum class Mode { plain, quantity_map, quantity };
+// How to compare below a key: quantities by value; an atomic map or struct (the API server's
+// x-kubernetes-map-type: atomic, which an apply replaces whole) exactly, so a key someone added is
+// drift; everything else as a subset (granular: other managers' keys and items are theirs).
+enum class Mode { plain, quantity_map, quantity, atomic };
 
 std::string_view view(const Value& v) {
   return {v.GetString(), v.GetStringLength()};
@@ -18,12 +20,20 @@ std::string_view view(const Value& v) {
 
 Mode child_mode(std::string_view key, Mode parent) {
   if (parent == Mode::quantity_map) return Mode::quantity;
+  if (parent == Mode::atomic) return Mode::atomic;
+  // A Service's spec.selector (a map), a Deployment's spec.selector (a LabelSelector) and an env
+  // var's configMapKeyRef and secretKeyRef are atomic. Of the others we set, none is: env, ports
+  // and ownerReferences are lists keyed by name or number, labels and resources granular maps.
+  // (fieldRef and resourceFieldRef are atomic too, but the API server defaults members we do not
+  // send, so they stay subsets.)
+  if (key == "selector" || key == "configMapKeyRef" || key == "secretKeyRef") return Mode::atomic;
   if (key == "limits" || key == "requests") return Mode::quantity_map;
   if (key == "divisor") return Mode::quantity;
   return Mode::plain;
 }
 
 bool subset(const Value& desired, const Value& actual, Mode mode) {
+  if (mode == Mode::atomic) return desired == actual;
   if (desired.IsObject()) {
     if (!actual.IsObject()) return false;
     for (const auto& m : desired.GetObject()) {

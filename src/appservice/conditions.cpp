@@ -44,13 +44,20 @@ std::string replicas_message(std::int64_t available, std::int32_t size) {
   return std::to_string(available) + " of " + std::to_string(size) + " replicas available";
 }
 
+Condition not_owned(std::string_view type, const std::string& kind, const std::string& name) {
+  return make(type, false, kind + "NotOwned",
+              kind + " " + name + " exists and is not controlled by this AppService");
+}
+
 Condition available(const StatusInputs& in, const AppServiceStatus& s) {
   const AppService& app = in.app;
   if (!in.deployment) {
+    if (in.deployment_foreign) return not_owned(kAvailable, "Deployment", app.name);
     return make(kAvailable, false, "DeploymentNotFound",
                 "Deployment " + app.name + " does not exist yet");
   }
   if (needs_service(app) && !in.service) {
+    if (in.service_foreign) return not_owned(kAvailable, "Service", app.name);
     return make(kAvailable, false, "ServiceNotFound",
                 "Service " + app.name + " does not exist yet");
   }
@@ -67,6 +74,7 @@ Condition available(const StatusInputs& in, const AppServiceStatus& s) {
 Condition progressing(const StatusInputs& in, const AppServiceStatus& s) {
   const AppService& app = in.app;
   if (!in.deployment) {
+    if (in.deployment_foreign) return not_owned(kProgressing, "Deployment", app.name);
     return make(kProgressing, true, "DeploymentCreating",
                 "waiting for Deployment " + app.name + " to be created");
   }
@@ -92,6 +100,10 @@ Condition progressing(const StatusInputs& in, const AppServiceStatus& s) {
                   " replicas updated, " + replicas_message(s.available_replicas, app.spec.size));
 }
 
+// Degraded says why the children cannot reach the spec: our own failure first (a spec we cannot
+// build, a name someone else holds, a write the API server refused), then the Deployment's own
+// account of its Pods (refused by a quota, Pod Security or a policy: ReplicaFailure; a rollout
+// past its deadline).
 Condition degraded(const StatusInputs& in) {
   switch (in.issue) {
     case ReconcileIssue::none:
@@ -101,7 +113,22 @@ Condition degraded(const StatusInputs& in) {
     case ReconcileIssue::ownership_conflict:
       return make(kDegraded, true, "OwnershipConflict", in.issue_message);
     case ReconcileIssue::reconcile_error:
-      return make(kDegraded, true, "ReconcileError", in.issue_message);
+      return make(kDegraded, true, in.issue_reason.empty() ? "ReconcileError" : in.issue_reason,
+                  in.issue_message);
+  }
+  const std::string deployment = "Deployment " + in.app.name;
+  const Value* failure = deployment_condition(in.deployment, "ReplicaFailure");
+  if (failure && text(failure, "status") == "True") {
+    std::string why = text(failure, "reason");
+    return make(kDegraded, true, std::string(kReplicaFailure),
+                deployment + " cannot create its Pods" + (why.empty() ? "" : " (" + why + ")") +
+                    ": " + text(failure, "message"));
+  }
+  const Value* progress = deployment_condition(in.deployment, "Progressing");
+  if (progress && text(progress, "status") == "False" &&
+      text(progress, "reason") == "ProgressDeadlineExceeded") {
+    return make(kDegraded, true, "ProgressDeadlineExceeded",
+                deployment + ": " + text(progress, "message"));
   }
   return make(kDegraded, false, "AsExpected", "The owned children match the spec");
 }

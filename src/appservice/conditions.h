@@ -17,10 +17,17 @@ struct StatusInputs {
   StatusInputs(const AppService& app, std::string_view now) : app(app), now(now) {}
 
   const AppService& app;
-  const rapidjson::Value* deployment = nullptr;  // the cached child, or null when absent
+  // Our live child (from the cache, or the server's answer to our write), or null when there is
+  // none of ours: never an object someone else controls, and never dropped because a write to it
+  // was refused, so the counts and Available always describe what runs.
+  const rapidjson::Value* deployment = nullptr;
   const rapidjson::Value* service = nullptr;
+  // An object of the child's name exists but is not ours (the Degraded issue says whose).
+  bool deployment_foreign = false;
+  bool service_foreign = false;
   ReconcileIssue issue = ReconcileIssue::none;
-  std::string issue_message;        // shown in the Degraded condition
+  std::string issue_reason;   // reconcile_error: which child and verb, "DeploymentApplyFailed"
+  std::string issue_message;  // shown in the Degraded condition
   std::vector<Condition> previous;  // the AppService's current status.conditions
   std::string_view now;             // RFC 3339, used only when a condition flips
 };
@@ -28,6 +35,8 @@ struct StatusInputs {
 inline constexpr std::string_view kAvailable = "Available";
 inline constexpr std::string_view kProgressing = "Progressing";
 inline constexpr std::string_view kDegraded = "Degraded";
+// Degraded's reason while the Deployment's ReplicaFailure condition is True (Pods refused).
+inline constexpr std::string_view kReplicaFailure = "ReplicaFailure";
 
 // The status the AppService should have. Pure: the same inputs give the same status, and a
 // condition's lastTransitionTime stays the previous one unless its status flips, so writing the

@@ -10,6 +10,7 @@
 #include "ctrl/events/event.h"
 #include "ctrl/object/managed_fields_upgrade.h"
 #include "ctrl/object/object_meta.h"
+#include "kube/core/json_access.h"
 
 namespace appservice {
 namespace asio = boost::asio;
@@ -72,6 +73,15 @@ std::string selector_text(const rapidjson::Value& object) {
   return out.empty() ? "(empty)" : out;
 }
 
+// The labels every child of ours carries: our selector label naming the AppService, and managed-by.
+bool carries_our_labels(const rapidjson::Value& object, const AppService& app) {
+  const auto* labels = kube::json::member(kube::json::member(&object, "metadata"), "labels");
+  auto label = [&](std::string_view key) {
+    return kube::json::string_view(kube::json::member(labels, std::string(key).c_str()));
+  };
+  return label(kSelectorLabel) == app.name && label(kManagedByLabel) == kManagedBy;
+}
+
 // A Deployment's spec.selector is immutable: one that differs from ours can only be recreated.
 std::string deployment_recreate_reason(const rapidjson::Value& desired,
                                        const rapidjson::Value& live) {
@@ -109,8 +119,12 @@ AppServiceReconciler::Child AppServiceReconciler::service_child() const {
 
 struct AppServiceReconciler::Outcome {
   Outcome() = default;  // not an aggregate: GCC 12 co_await temporaries (kube/list_options.h)
-  std::shared_ptr<const rapidjson::Document> object;  // the child as last seen or written
+  // Our child as last seen or written (also when a write to it failed); null when there is none
+  // of ours.
+  std::shared_ptr<const rapidjson::Document> object;
+  bool foreign = false;  // an object of the child's name that is not ours exists
   ReconcileIssue issue = ReconcileIssue::none;
+  std::string reason;  // reconcile_error: the child's kind and the verb, "DeploymentApplyFailed"
   std::string message;
   bool retry_soon = false;  // the cache was behind the server: reconcile again shortly
 };
@@ -127,6 +141,36 @@ void AppServiceReconciler::event(const AppService& app, EventType type, std::str
   events_.record(ctrl::ObjectReference(std::string(kApiVersion), std::string(kKind), app.namespace_,
                                        app.name, app.uid),
                  type, std::move(reason), std::move(message));
+}
+
+void AppServiceReconciler::announce_degraded(const AppService& app,
+                                             const std::vector<Condition>& previous,
+                                             const AppServiceStatus& status) {
+  const Condition* before = nullptr;
+  for (const auto& c : previous) {
+    if (c.type == kDegraded) before = &c;
+  }
+  const Condition* now = nullptr;
+  for (const auto& c : status.conditions) {
+    if (c.type == kDegraded) now = &c;
+  }
+  if (!now) return;
+  const bool was = before && before->status == "True";
+  if (now->status == "True") {
+    // One Warning per distinct cause. A ReplicaFailure's message names each refused Pod, which
+    // differs on every retry of the ReplicaSet: the reason alone is its cause.
+    const bool new_cause = !was || before->reason != now->reason ||
+                           (now->reason != kReplicaFailure && before->message != now->message);
+    if (new_cause) event(app, EventType::warning, now->reason, now->message);
+  } else if (was) {
+    if (before->reason == "OwnershipConflict") {
+      event(app, EventType::normal, "ConflictResolved",
+            "The children are controlled by this AppService now");
+    } else {
+      event(app, EventType::normal, "Recovered",
+            "No longer degraded (was " + before->reason + "): " + now->message);
+    }
+  }
 }
 
 asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
@@ -153,24 +197,25 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
   for (const auto& c : inputs.previous) {
     if (c.type == kDegraded) degraded = &c;
   }
-  auto transition = [&](std::string_view reason, const std::string& message) {
-    return !degraded || degraded->status != "True" || degraded->reason != reason ||
-           degraded->message != message;
-  };
 
   if (!parsed.valid()) {
     inputs.issue = ReconcileIssue::invalid_spec;
     inputs.issue_message = parsed.problems_message();
-    // Each read of the cache is a fresh DOM: held here until the status is written.
-    const auto deployment = sources_.deployments->get(request.key());
-    const auto service = sources_.services->get(request.key());
+    // Each read of the cache is a fresh DOM: held here until the status is written. Only our own
+    // children describe the status.
+    auto deployment = sources_.deployments->get(request.key());
+    auto service = sources_.services->get(request.key());
+    for (auto* child : {&deployment, &service}) {
+      auto owner = *child ? ctrl::controller_owner(**child) : std::nullopt;
+      if (*child && (!owner || owner->uid != app.uid)) {
+        (child == &deployment ? inputs.deployment_foreign : inputs.service_foreign) = true;
+        child->reset();
+      }
+    }
     inputs.deployment = deployment.get();
     inputs.service = service.get();
-    if (transition("InvalidSpec", inputs.issue_message)) {
-      event(app, EventType::warning, "InvalidSpec", inputs.issue_message);
-    }
     LOG(WARNING) << ctx.log_prefix << " invalid spec: " << inputs.issue_message;
-    if (auto error = co_await write_status(*object, app, std::move(inputs), ctx)) {
+    if (auto error = co_await write_status(*object, app, inputs, ctx)) {
       co_return ReconcileResult::error(error->describe());
     }
     // Not retried: only a change to the object can fix it, and that brings the key back.
@@ -193,26 +238,18 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
   }
   inputs.deployment = d.object.get();
   inputs.service = needs_service(app) ? s.object.get() : nullptr;
+  inputs.deployment_foreign = d.foreign;
+  inputs.service_foreign = needs_service(app) && s.foreign;
   for (auto* outcome : {&d, &s}) {
     if (outcome->issue != ReconcileIssue::none && inputs.issue == ReconcileIssue::none) {
       inputs.issue = outcome->issue;
+      inputs.issue_reason = outcome->reason;
       inputs.issue_message = outcome->message;
     }
   }
-  if (inputs.issue == ReconcileIssue::ownership_conflict &&
-      transition("OwnershipConflict", inputs.issue_message)) {
-    event(app, EventType::warning, "OwnershipConflict", inputs.issue_message);
-  }
-  if (in_conflict && inputs.issue == ReconcileIssue::none) {
-    event(app, EventType::normal, "ConflictResolved",
-          "The children are controlled by this AppService now");
-  }
-  if (inputs.issue == ReconcileIssue::reconcile_error) {
-    event(app, EventType::warning, "ReconcileError", inputs.issue_message);
-  }
   auto issue = inputs.issue;
   auto issue_message = inputs.issue_message;
-  if (auto error = co_await write_status(*object, app, std::move(inputs), ctx)) {
+  if (auto error = co_await write_status(*object, app, inputs, ctx)) {
     co_return ReconcileResult::error(error->describe());
   }
   switch (issue) {
@@ -265,7 +302,7 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::finalize(const AppService
       auto outcome =
           co_await remove_child(child, app, foreground ? "Foreground" : "Background", ctx);
       if (outcome.issue == ReconcileIssue::reconcile_error) {
-        event(app, EventType::warning, "ReconcileError", outcome.message);
+        event(app, EventType::warning, outcome.reason, outcome.message);
         co_return ReconcileResult::error(outcome.message);
       }
       retry_soon = retry_soon || outcome.retry_soon;
@@ -313,9 +350,15 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
   const std::string what = std::string(child.kind) + " " + key;
   auto desired = child.build(app);
   auto path = child.path.in_namespace(app.namespace_).named(app.name);
-  auto fail = [&](std::string message) {
+  std::shared_ptr<const rapidjson::Document> live = child.store->get(key);
+  bool ours = false;  // live is ours (or ours to adopt): the status may describe it
+  // A failed request: Degraded names the child and the verb; the status keeps describing our live
+  // child, which is still there and serving whatever the API server refused.
+  auto fail = [&](std::string_view verb, std::string_view doing, const kube::ApiError& error) {
     out.issue = ReconcileIssue::reconcile_error;
-    out.message = std::move(message);
+    out.reason = std::string(child.kind) + std::string(verb) + "Failed";
+    out.message = std::string(doing) + " " + what + ": " + error.describe();
+    if (ours) out.object = live;
     return out;
   };
   // Applies the desired body with metadata.uid set: the API server refuses it (uid is immutable)
@@ -332,7 +375,6 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     return client_->apply(path, kube::JsonBody(body), kFieldManager);
   };
 
-  std::shared_ptr<const rapidjson::Document> live = child.store->get(key);
   // The cache keeps only a summary of managedFields; an object read from the server has them all.
   bool whole = false;
   if (!live && recheck_conflict) {
@@ -341,7 +383,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
       live = got->body;
       whole = true;
     } else if (!got.error().is(kube::Errc::not_found)) {
-      co_return fail("reading " + what + ": " + got.error().describe());
+      co_return fail("Get", "reading", got.error());
     }
   }
   if (!live) {
@@ -363,25 +405,31 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
       LOG(INFO) << ctx.log_prefix << " not creating " << what << ": namespace is being terminated";
       co_return out;
     }
-    if (!created.error().is(kube::Errc::already_exists)) {
-      co_return fail("creating " + what + ": " + created.error().describe());
-    }
+    if (!created.error().is(kube::Errc::already_exists))
+      co_return fail("Create", "creating", created.error());
     auto got = co_await client_->get(path);
-    if (!got) co_return fail("reading " + what + ": " + got.error().describe());
+    if (!got) co_return fail("Get", "reading", got.error());
     live = got->body;  // it exists: ours with its labels edited away, a lagging cache, or foreign
     whole = true;
   }
 
   auto owner = ctrl::controller_owner(*live);
-  if (!owner || owner->uid != app.uid) {
+  // Our own orphan (left by `kubectl delete --cascade=orphan`, or made before its owner), as
+  // Kubernetes' ControllerRefManager sees one: no controller, and our selector and managed-by
+  // labels. Anything else of the name is someone else's and is never taken over.
+  const bool adopt = !owner && carries_our_labels(*live, app);
+  if (!adopt && (!owner || owner->uid != app.uid)) {
     out.issue = ReconcileIssue::ownership_conflict;
     out.message = what + " exists and is not controlled by this AppService" +
                   (owner ? " (controller: " + owner->kind + "/" + owner->name + ")" : "");
-    out.object = live;
+    out.foreign = true;
     co_return out;
   }
+  ours = true;
   if (being_deleted(*live)) {
-    // Going away (a user's delete, or our recreate): its deletion event brings the key back.
+    // Going away (a user's delete, or our recreate): its deletion event brings the key back. Until
+    // it is gone it still runs, and the status says so.
+    out.object = live;
     co_return out;
   }
   std::string recreate = child.recreate_reason ? child.recreate_reason(desired, *live) : "";
@@ -396,7 +444,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
         out.retry_soon = true;
         co_return out;
       }
-      co_return fail("deleting " + what + " to recreate it: " + deleted.error().describe());
+      co_return fail("Delete", "deleting", deleted.error());
     }
     LOG(INFO) << ctx.log_prefix << " deleted " << what << " to recreate it: " << recreate;
     event(app, EventType::normal, "Recreating", "Deleted " + what + " to recreate it: " + recreate);
@@ -413,7 +461,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     // read from the same object the cache showed us.
     if (!whole) {
       auto got = co_await client_->get(path);
-      if (!got) co_return fail("reading " + what + ": " + got.error().describe());
+      if (!got) co_return fail("Get", "reading", got.error());
       if (ctrl::meta_uid(*got->body) != ctrl::meta_uid(*live)) {
         // Replaced since we cached it: decide on the new one soon; the status keeps what the
         // cache shows until then (no flap to "not found").
@@ -425,17 +473,19 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     }
     if (auto patch = ctrl::upgrade_managed_fields_patch(*live, kFieldManager)) {
       auto migrated = co_await client_->patch(path, kube::PatchType::json, kube::JsonBody(*patch));
-      if (!migrated) {
-        co_return fail("migrating field ownership of " + what + ": " + migrated.error().describe());
-      }
+      if (!migrated) co_return fail("Patch", "migrating field ownership of", migrated.error());
       LOG(INFO) << ctx.log_prefix << " migrated field ownership of " << what
                 << " to server-side apply";
       live = migrated->body;
     }
   }
   auto applied = co_await apply_with_uid(ctrl::meta_uid(*live));
-  if (!applied) co_return fail("applying " + what + ": " + applied.error().describe());
-  if (ctrl::meta_resource_version(*applied->body) != ctrl::meta_resource_version(*live)) {
+  if (!applied) co_return fail("Apply", "applying", applied.error());
+  if (adopt) {
+    LOG(INFO) << ctx.log_prefix << " adopted " << what;
+    event(app, EventType::normal, "Adopted",
+          "Adopted " + what + ": it had no controller and carries this AppService's labels");
+  } else if (ctrl::meta_resource_version(*applied->body) != ctrl::meta_resource_version(*live)) {
     LOG(INFO) << ctx.log_prefix << " updated " << what << " (drift or spec change)";
     event(app, EventType::normal, "Updated", "Updated " + what);
   }
@@ -468,7 +518,8 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::remove_chil
       co_return out;
     }
     out.issue = ReconcileIssue::reconcile_error;
-    out.message = "deleting " + what + ": " + deleted.error().describe();
+    out.reason = std::string(child.kind) + "DeleteFailed";
+    out.message = "delete " + what + ": " + deleted.error().describe();
     co_return out;
   }
   LOG(INFO) << ctx.log_prefix << " deleted " << what << " (propagation "
@@ -478,9 +529,11 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::remove_chil
 }
 
 asio::awaitable<std::optional<kube::ApiError>> AppServiceReconciler::write_status(
-    const rapidjson::Value& object, const AppService& app, StatusInputs inputs,
+    const rapidjson::Value& object, const AppService& app, const StatusInputs& inputs,
     const ctrl::ReconcileContext& ctx) {
-  auto status = status_to_json(compute_status(inputs));
+  const AppServiceStatus computed = compute_status(inputs);
+  announce_degraded(app, inputs.previous, computed);
+  auto status = status_to_json(computed);
   static const rapidjson::Value kEmpty(rapidjson::kObjectType);
   const auto it = object.FindMember("status");
   const rapidjson::Value& current = it != object.MemberEnd() ? it->value : kEmpty;

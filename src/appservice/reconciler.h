@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "appservice/app_service.h"
 #include "appservice/conditions.h"
@@ -82,9 +83,14 @@ class AppServiceReconciler final : public ctrl::Reconciler {
   boost::asio::awaitable<Outcome> remove_child(const Child& child, const AppService& app,
                                                std::string propagation,
                                                const ctrl::ReconcileContext& ctx);
+  // Writes the status these inputs give, if it differs, after announce_degraded.
   boost::asio::awaitable<std::optional<kube::ApiError>> write_status(
-      const rapidjson::Value& object, const AppService& app, StatusInputs inputs,
+      const rapidjson::Value& object, const AppService& app, const StatusInputs& inputs,
       const ctrl::ReconcileContext& ctx);
+  // Events for a change of Degraded: a Warning when it turns True or its cause changes, a Normal
+  // one when it clears.
+  void announce_degraded(const AppService& app, const std::vector<Condition>& previous,
+                         const AppServiceStatus& status);
   void event(const AppService& app, ctrl::EventType type, std::string reason, std::string message);
 
   Sources sources_;

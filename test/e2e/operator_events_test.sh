@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Events aggregate like client-go's EventAggregator: a burst of ReconcileErrors whose messages all
-# differ (an admission policy refuses every Deployment with the new object's uid in its message)
-# becomes one "(combined from similar events)" Event after 9 separate ones, so it cannot empty the
+# Events aggregate like client-go's EventAggregator: a burst of refused creates
+# (DeploymentCreateFailed) whose messages all differ (an admission policy refuses every Deployment
+# with the new object's uid in its message) becomes one "(combined from similar events)" Event after 9 separate ones, so it cannot empty the
 # AppService's Event budget: once the policy is gone, `kubectl describe` still shows Created.
 source "$(dirname "$0")/lib/common.sh"
 cd "${ASOP_SOURCE_DIR:?}"
@@ -72,14 +72,14 @@ for i in $(seq 200); do
 done
 [ "$(errors)" -ge 40 ] || fail "only $(errors) failed reconciles"
 warnings() {
-  kubectl get events -n "$ns" --field-selector involvedObject.name=web,reason=ReconcileError \
+  kubectl get events -n "$ns" --field-selector involvedObject.name=web,reason=DeploymentCreateFailed \
     -o jsonpath='{range .items[*]}{.count} {.message}{"\n"}{end}'
 }
 combined() { warnings | grep -q '(combined from similar events): .*the test policy refuses Deployments'; }
 eventually 30 combined
 separate=$(warnings | grep -vc 'combined from similar events' || true)
-echo "ReconcileError: $(errors) failed reconciles -> ${separate} separate Events + 1 combined: $(warnings | grep combined | cut -d' ' -f1) occurrences"
-[ "$separate" -le 9 ] || fail "${separate} separate ReconcileError Events, want at most 9"
+echo "DeploymentCreateFailed: $(errors) failed reconciles -> ${separate} separate Events + 1 combined: $(warnings | grep combined | cut -d' ' -f1) occurrences"
+[ "$separate" -le 9 ] || fail "${separate} separate DeploymentCreateFailed Events, want at most 9"
 
 # No hot loop: each failed pass writes a status whose message differs (the uid), and that status
 # write must not bring the key back past the rate limiter's backoff (by now past minutes). Nothing

@@ -168,7 +168,32 @@ TEST_CASE("match: hand edits of the Deployment are drift", "[appservice]") {
   SECTION("spec hash from an older spec") {
     actual["metadata"]["annotations"][kSpecHashAnnotation.data()] = "0000000000000000";
   }
+  SECTION("a key added to the selector, an atomic LabelSelector") {
+    actual["spec"]["selector"]["matchLabels"].AddMember("tier", "x", actual.GetAllocator());
+  }
   CHECK_FALSE(deployment_matches(desired, as_seen(actual, cached)));
+}
+
+TEST_CASE("match: what other managers add to granular maps and keyed lists is not drift",
+          "[appservice]") {
+  const bool cached = GENERATE(false, true);
+  Document desired = desired_deployment(sample("clusterip-env.yaml"));
+  Document actual = server_deployment(desired);
+  auto& a = actual.GetAllocator();
+  auto& c = actual["spec"]["template"]["spec"]["containers"][0];
+  SECTION("a label") {
+    actual["metadata"]["labels"].AddMember("team", "web", a);
+  }
+  SECTION("a template label") {
+    actual["spec"]["template"]["metadata"]["labels"].AddMember("team", "web", a);
+  }
+  SECTION("an env var") {
+    Value extra(rapidjson::kObjectType);
+    extra.AddMember("name", "EXTRA", a);
+    extra.AddMember("value", "1", a);
+    c["env"].PushBack(extra, a);
+  }
+  CHECK(deployment_matches(desired, as_seen(actual, cached)));
 }
 
 TEST_CASE("match: hand edits of the Service are drift", "[appservice]") {
@@ -190,6 +215,9 @@ TEST_CASE("match: hand edits of the Service are drift", "[appservice]") {
   }
   SECTION("selector") {
     actual["spec"]["selector"]["app.example.com/appservice"] = "other";
+  }
+  SECTION("a key added to the selector, an atomic map") {
+    actual["spec"]["selector"].AddMember("tier", "x", actual.GetAllocator());
   }
   SECTION("no spec at all") {
     actual.RemoveMember("spec");

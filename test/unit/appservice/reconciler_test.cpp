@@ -153,17 +153,23 @@ struct World {
 
 // Gives the AppService the status a reconcile of these inputs writes, as the last reconcile
 // would have left it, so a row shows only the status writes its own situation causes.
-void settle(World& w, const rapidjson::Value* deployment, const rapidjson::Value* service,
-            appservice::ReconcileIssue issue = appservice::ReconcileIssue::none,
-            std::string message = {}) {
+void settle_with(World& w, const std::function<void(appservice::StatusInputs&)>& inputs) {
   const auto app = parsed(w.app);
   const std::string now = ctrl::format_event_time(ctrl::FakeClock().wall_now());
   appservice::StatusInputs in(app, now);
-  in.deployment = deployment;
-  in.service = service;
-  in.issue = issue;
-  in.issue_message = std::move(message);
+  inputs(in);
   set(w.app, "/status", to_json(appservice::status_to_json(appservice::compute_status(in))));
+}
+
+void settle(World& w, const rapidjson::Value* deployment, const rapidjson::Value* service,
+            appservice::ReconcileIssue issue = appservice::ReconcileIssue::none,
+            std::string message = {}) {
+  settle_with(w, [&](appservice::StatusInputs& in) {
+    in.deployment = deployment;
+    in.service = service;
+    in.issue = issue;
+    in.issue_message = message;
+  });
 }
 
 // Both children cached as desired, status as last written: nothing to do.
@@ -611,8 +617,12 @@ TEST_CASE("reconciler: an ownership conflict writes nothing, is re-checked by GE
   auto standing = [&] {
     World w = settled_world();
     w.deployment.reset();
-    settle(w, &foreign, &*w.service, appservice::ReconcileIssue::ownership_conflict,
-           kConflictMessage);
+    settle_with(w, [&](appservice::StatusInputs& in) {
+      in.service = &*w.service;
+      in.deployment_foreign = true;
+      in.issue = appservice::ReconcileIssue::ownership_conflict;
+      in.issue_message = kConflictMessage;
+    });
     return w;
   };
   cases.push_back({"standing: one GET, nothing else",
@@ -634,9 +644,14 @@ TEST_CASE("reconciler: an ownership conflict writes nothing, is re-checked by GE
     // the status.
     World w = settled_world();
     w.deployment = foreign_deployment();
-    cases.push_back({"a foreign child in the cache",
+    cases.push_back({"a foreign child in the cache, never described as ours",
                      std::move(w),
-                     {status_patch().with("/status/conditions/2/reason", R"("OwnershipConflict")")},
+                     {status_patch()
+                          .with("/status/readyReplicas", "0")
+                          .with("/status/availableReplicas", "0")
+                          .with("/status/conditions/0/status", R"("False")")
+                          .with("/status/conditions/0/reason", R"("DeploymentNotOwned")")
+                          .with("/status/conditions/2/reason", R"("OwnershipConflict")")},
                      {{"Warning", "OwnershipConflict", kConflictMessage}},
                      Kind::requeue_after,
                      30s});
@@ -749,16 +764,173 @@ TEST_CASE("reconciler: a Deployment with an older immutable selector is deleted 
        {{"Normal", "Recreating", ""}}});
 }
 
-TEST_CASE("reconciler: a failed write is an error result with a ReconcileError Event",
+TEST_CASE("reconciler: a refused write is Degraded, and the status still describes the live child",
           "[appservice][reconciler]") {
-  World w = settled_world();
-  set(*w.deployment, "/spec/replicas", "5");
-  run({"apply refused",
-       std::move(w),
-       {apply(kDeployment, kDeploymentUid).reply(api_error(422, "Invalid")),
-        status_patch().with("/status/conditions/2/reason", R"("ReconcileError")")},
-       {{"Warning", "ReconcileError", ""}},
-       Kind::error});
+  std::vector<Case> cases;
+  {
+    World w = settled_world();
+    set(*w.deployment, "/spec/replicas", "5");
+    cases.push_back({"apply refused: Available and the counts stay those of the live Deployment",
+                     std::move(w),
+                     {apply(kDeployment, kDeploymentUid).reply(api_error(422, "Invalid")),
+                      status_patch()
+                          .with("/status/readyReplicas", "2")
+                          .with("/status/availableReplicas", "2")
+                          .with("/status/conditions/0/status", R"("True")")
+                          .with("/status/conditions/2/status", R"("True")")
+                          .with("/status/conditions/2/reason", R"("DeploymentApplyFailed")")},
+                     {{"Warning", "DeploymentApplyFailed", ""}},
+                     Kind::error});
+  }
+  {
+    // The same refusal again (the retry): the status already says it, so no write and no Event.
+    World w = settled_world();
+    set(*w.deployment, "/spec/replicas", "5");
+    const Doc live = copy(*w.deployment);
+    settle_with(w, [&](appservice::StatusInputs& in) {
+      in.deployment = &live;
+      in.service = &*w.service;
+      in.issue = appservice::ReconcileIssue::reconcile_error;
+      in.issue_reason = "DeploymentApplyFailed";
+      const Doc status =
+          parse_json(R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Invalid",)"
+                     R"("message":"refused by the test","code":422})");
+      in.issue_message = "applying Deployment demo/nginx-app: " +
+                         kube::api_error_from_status(status, 422).describe();
+    });
+    cases.push_back({"the same refusal standing: no status write, no second Event",
+                     std::move(w),
+                     {apply(kDeployment, kDeploymentUid).reply(api_error(422, "Invalid"))},
+                     {},
+                     Kind::error});
+  }
+  {
+    World w = deployment_not_cached();
+    cases.push_back({"create refused: the Deployment does not exist, Degraded says why",
+                     std::move(w),
+                     {post(kDeployments).reply(api_error(403, "Forbidden")),
+                      status_patch()
+                          .with("/status/conditions/0/reason", R"("DeploymentNotFound")")
+                          .with("/status/conditions/2/reason", R"("DeploymentCreateFailed")")},
+                     {{"Warning", "DeploymentCreateFailed", ""}},
+                     Kind::error});
+  }
+  for (const auto& c : cases) run(c);
+}
+
+TEST_CASE("reconciler: Pods the cluster refuses are Degraded=ReplicaFailure until they are not",
+          "[appservice][reconciler]") {
+  // The ReplicaSet's words, which name the refused Pod.
+  auto failure = [](const std::string& pod) {
+    return R"({"type":"ReplicaFailure","status":"True","reason":"FailedCreate","message":)"
+           R"("pods \")" +
+           pod + R"(\" is forbidden: exceeded quota: no-pods"})";
+  };
+  auto failing = [&](const std::string& pod) {
+    World w = settled_world();
+    set(*w.deployment, "/status/availableReplicas", "0");
+    set(*w.deployment, "/status/readyReplicas", "0");
+    set(*w.deployment, "/status/replicas", "0");
+    set(*w.deployment, "/status/conditions",
+        R"([{"type":"Available","status":"False"},)"
+        R"({"type":"Progressing","status":"True","reason":"ReplicaSetUpdated"},)" +
+            failure(pod) + "]");
+    return w;
+  };
+  std::vector<Case> cases;
+  {
+    World w = failing("nginx-app-5d4f-x");
+    cases.push_back({"quota refuses the Pods: Degraded, one Warning, no child write",
+                     std::move(w),
+                     {status_patch()
+                          .with("/status/conditions/2/status", R"("True")")
+                          .with("/status/conditions/2/reason", R"("ReplicaFailure")")
+                          .with("/status/conditions/2/message",
+                                R"("Deployment nginx-app cannot create its Pods (FailedCreate): )"
+                                R"(pods \"nginx-app-5d4f-x\" is forbidden: exceeded quota: )"
+                                R"(no-pods")")},
+                     {{"Warning", "ReplicaFailure", ""}}});
+  }
+  {
+    // The ReplicaSet's next try names another Pod: the message follows, no second Warning.
+    World w = failing("nginx-app-5d4f-x");
+    const Doc before = copy(*w.deployment);
+    settle(w, &before, &*w.service);
+    World next = failing("nginx-app-5d4f-y");
+    next.app = copy(w.app);
+    cases.push_back({"another Pod refused: the message follows, no second Warning",
+                     std::move(next),
+                     {status_patch().with("/status/conditions/2/reason", R"("ReplicaFailure")")},
+                     {}});
+  }
+  {
+    // The cause is gone: Degraded clears with a Normal Event.
+    World w = failing("nginx-app-5d4f-x");
+    const Doc before = copy(*w.deployment);
+    settle(w, &before, &*w.service);
+    w.deployment = live_deployment(w.app);
+    cases.push_back({"cause gone: Degraded=False, Recovered",
+                     std::move(w),
+                     {status_patch()
+                          .with("/status/conditions/2/status", R"("False")")
+                          .with("/status/conditions/2/reason", R"("AsExpected")")},
+                     {{"Normal", "Recovered", ""}}});
+  }
+  {
+    World w = settled_world();
+    set(*w.deployment, "/status/conditions/1",
+        R"({"type":"Progressing","status":"False","reason":"ProgressDeadlineExceeded",)"
+        R"("message":"ReplicaSet \"nginx-app-5d4f\" has timed out progressing."})");
+    cases.push_back({"a rollout past its deadline: Degraded=ProgressDeadlineExceeded",
+                     std::move(w),
+                     {status_patch()
+                          .with("/status/conditions/1/reason", R"("ProgressDeadlineExceeded")")
+                          .with("/status/conditions/2/reason", R"("ProgressDeadlineExceeded")")},
+                     {{"Warning", "ProgressDeadlineExceeded", ""}}});
+  }
+  for (const auto& c : cases) run(c);
+}
+
+TEST_CASE("reconciler: our own orphans are adopted, anything else of the name is not",
+          "[appservice][reconciler]") {
+  std::vector<Case> cases;
+  {
+    // Left by `kubectl delete --cascade=orphan`: the garbage collector took our ownerReference.
+    World w = settled_world();
+    erase(*w.deployment, "/metadata/ownerReferences");
+    const Doc applied = live_deployment(w.app, "101");
+    cases.push_back(
+        {"no controller, our labels: adopted with its uid as guard",
+         std::move(w),
+         {apply(kDeployment, kDeploymentUid)
+              .with("/metadata/ownerReferences/0/uid", R"("6f1c7d1e-0000-4000-8000-000000000001")")
+              .with("/metadata/ownerReferences/0/controller", "true")
+              .reply(ok(applied))},
+         {{"Normal", "Adopted",
+           "Adopted Deployment demo/nginx-app: it had no controller and carries this "
+           "AppService's labels"}}});
+  }
+  {
+    // Someone's own Deployment of the same name (no labels of ours), found by the refused create.
+    World w = deployment_not_cached();
+    Doc stranger = live_deployment(w.app);
+    erase(stranger, "/metadata/ownerReferences");
+    erase(stranger, "/metadata/labels/app.example.com~1appservice");
+    const std::string message =
+        "Deployment demo/nginx-app exists and is not controlled by this AppService";
+    cases.push_back({"no controller, not our labels: a conflict, never taken over",
+                     std::move(w),
+                     {post(kDeployments).reply(api_error(409, "AlreadyExists")),
+                      get(kDeployment).reply(ok(stranger)),
+                      status_patch()
+                          .with("/status/conditions/0/reason", R"("DeploymentNotOwned")")
+                          .with("/status/conditions/2/reason", R"("OwnershipConflict")")
+                          .with("/status/conditions/2/message", quoted(message))},
+                     {{"Warning", "OwnershipConflict", message}},
+                     Kind::requeue_after,
+                     30s});
+  }
+  for (const auto& c : cases) run(c);
 }
 
 TEST_CASE("reconciler: a create's Update entry seen in the cache is read whole and folded",
