@@ -71,8 +71,8 @@ std::string TextCodec::compress(std::string_view text) const {
   z.avail_out = static_cast<uInt>(out.size());
   // deflateBound's room always suffices for one Z_FINISH call.
   CHECK_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.erase(out.size() - z.avail_out);  // erase: see decompress
-  out.shrink_to_fit();                  // kept for the object's life: no slack
+  out.resize(out.size() - z.avail_out);
+  out.shrink_to_fit();  // kept for the object's life: no slack
   return out;
 }
 
@@ -95,9 +95,7 @@ void TextCodec::decompress(std::string_view data, std::string& out) const {
     z.avail_out = static_cast<uInt>(out.size() - used);
     rc = inflate(&z, Z_NO_FLUSH);
     CHECK(rc == Z_OK || rc == Z_STREAM_END) << "cached object text does not inflate: " << rc;
-    // erase, not resize: GCC 12 cannot see that this only shrinks and warns of a huge memset
-    // (-Wstringop-overflow) once the headers are precompiled.
-    out.erase(out.size() - z.avail_out);
+    out.resize(out.size() - z.avail_out);
   }
 }
 
