@@ -78,6 +78,12 @@ Condition progressing(const StatusInputs& in, const AppServiceStatus& s) {
     return make(kProgressing, true, "DeploymentCreating",
                 "waiting for Deployment " + app.name + " to be created");
   }
+  if (in.deployment_write_failed) {
+    // What runs is a rollout of an older spec: this generation is not progressing, whatever the
+    // Deployment says of its own.
+    return make(kProgressing, false, in.issue_reason.empty() ? "ReconcileError" : in.issue_reason,
+                "Deployment " + app.name + " does not carry the spec: " + in.issue_message);
+  }
   const Value* dep_progressing = deployment_condition(in.deployment, "Progressing");
   if (dep_progressing && text(dep_progressing, "status") == "False") {
     std::string reason = text(dep_progressing, "reason");

@@ -25,6 +25,8 @@ struct StatusInputs {
   // An object of the child's name exists but is not ours (the Degraded issue says whose).
   bool deployment_foreign = false;
   bool service_foreign = false;
+  // A write to our Deployment failed (issue_reason says which): it runs, but not the spec.
+  bool deployment_write_failed = false;
   ReconcileIssue issue = ReconcileIssue::none;
   std::string issue_reason;   // reconcile_error: which child and verb, "DeploymentApplyFailed"
   std::string issue_message;  // shown in the Degraded condition

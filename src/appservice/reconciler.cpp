@@ -157,10 +157,9 @@ void AppServiceReconciler::announce_degraded(const AppService& app,
   if (!now) return;
   const bool was = before && before->status == "True";
   if (now->status == "True") {
-    // One Warning per distinct cause. A ReplicaFailure's message names each refused Pod, which
-    // differs on every retry of the ReplicaSet: the reason alone is its cause.
-    const bool new_cause = !was || before->reason != now->reason ||
-                           (now->reason != kReplicaFailure && before->message != now->message);
+    // One Warning per distinct cause. (A Deployment keeps its ReplicaFailure message while the
+    // reason stays, so the ReplicaSet's retries, each naming another Pod, are one cause.)
+    const bool new_cause = !was || before->reason != now->reason || before->message != now->message;
     if (new_cause) event(app, EventType::warning, now->reason, now->message);
   } else if (was) {
     if (before->reason == "OwnershipConflict") {
@@ -239,6 +238,7 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
   inputs.deployment = d.object.get();
   inputs.service = needs_service(app) ? s.object.get() : nullptr;
   inputs.deployment_foreign = d.foreign;
+  inputs.deployment_write_failed = d.issue == ReconcileIssue::reconcile_error;
   inputs.service_foreign = needs_service(app) && s.foreign;
   for (auto* outcome : {&d, &s}) {
     if (outcome->issue != ReconcileIssue::none && inputs.issue == ReconcileIssue::none) {
@@ -414,10 +414,31 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
   }
 
   auto owner = ctrl::controller_owner(*live);
+  const std::string recreate =
+      child.recreate_reason ? child.recreate_reason(desired, *live) : std::string();
   // Our own orphan (left by `kubectl delete --cascade=orphan`, or made before its owner), as
-  // Kubernetes' ControllerRefManager sees one: no controller, and our selector and managed-by
-  // labels. Anything else of the name is someone else's and is never taken over.
-  const bool adopt = !owner && carries_our_labels(*live, app);
+  // Kubernetes' ControllerRefManager sees one: no controller, our selector and managed-by labels,
+  // and a selector we can keep (adopting a child only to delete it is no adoption). Anything else
+  // of the name is someone else's and is never taken over.
+  const bool orphan_of_ours = !owner && carries_our_labels(*live, app);
+  if (orphan_of_ours && being_deleted(*live)) co_return out;  // going away: its event comes back
+  const bool adopt = orphan_of_ours && recreate.empty();
+  if (adopt) {
+    // ControllerRefManager's canAdopt: the owner, read from the server rather than the cache,
+    // must still be this AppService and not being deleted. Otherwise a reconcile of a stale copy
+    // would adopt the children an orphan delete just released, and they would go with it.
+    auto fresh = co_await client_->get(kAppServices.in_namespace(app.namespace_).named(app.name));
+    if (!fresh && !fresh.error().is(kube::Errc::not_found)) {
+      co_return fail("Get", "reading the AppService before adopting", fresh.error());
+    }
+    if (!fresh || ctrl::meta_uid(*fresh->body) != app.uid || being_deleted(*fresh->body)) {
+      // The cache is behind: its next event decides. Until then the status keeps describing the
+      // child that runs with our labels, as it did before.
+      out.object = live;
+      out.retry_soon = true;
+      co_return out;
+    }
+  }
   if (!adopt && (!owner || owner->uid != app.uid)) {
     out.issue = ReconcileIssue::ownership_conflict;
     out.message = what + " exists and is not controlled by this AppService" +
@@ -432,7 +453,6 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     out.object = live;
     co_return out;
   }
-  std::string recreate = child.recreate_reason ? child.recreate_reason(desired, *live) : "";
   if (!recreate.empty()) {
     kube::DeleteOptions options;
     options.propagation_policy = "Background";

@@ -777,6 +777,8 @@ TEST_CASE("reconciler: a refused write is Degraded, and the status still describ
                           .with("/status/readyReplicas", "2")
                           .with("/status/availableReplicas", "2")
                           .with("/status/conditions/0/status", R"("True")")
+                          .with("/status/conditions/1/status", R"("False")")
+                          .with("/status/conditions/1/reason", R"("DeploymentApplyFailed")")
                           .with("/status/conditions/2/status", R"("True")")
                           .with("/status/conditions/2/reason", R"("DeploymentApplyFailed")")},
                      {{"Warning", "DeploymentApplyFailed", ""}},
@@ -791,6 +793,7 @@ TEST_CASE("reconciler: a refused write is Degraded, and the status still describ
       in.deployment = &live;
       in.service = &*w.service;
       in.issue = appservice::ReconcileIssue::reconcile_error;
+      in.deployment_write_failed = true;
       in.issue_reason = "DeploymentApplyFailed";
       const Doc status =
           parse_json(R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Invalid",)"
@@ -852,16 +855,11 @@ TEST_CASE("reconciler: Pods the cluster refuses are Degraded=ReplicaFailure unti
                      {{"Warning", "ReplicaFailure", ""}}});
   }
   {
-    // The ReplicaSet's next try names another Pod: the message follows, no second Warning.
+    // Standing: the status already says it. No write, no second Warning.
     World w = failing("nginx-app-5d4f-x");
     const Doc before = copy(*w.deployment);
     settle(w, &before, &*w.service);
-    World next = failing("nginx-app-5d4f-y");
-    next.app = copy(w.app);
-    cases.push_back({"another Pod refused: the message follows, no second Warning",
-                     std::move(next),
-                     {status_patch().with("/status/conditions/2/reason", R"("ReplicaFailure")")},
-                     {}});
+    cases.push_back({"standing: nothing written, no second Warning", std::move(w), {}, {}});
   }
   {
     // The cause is gone: Degraded clears with a Normal Event.
@@ -899,16 +897,46 @@ TEST_CASE("reconciler: our own orphans are adopted, anything else of the name is
     World w = settled_world();
     erase(*w.deployment, "/metadata/ownerReferences");
     const Doc applied = live_deployment(w.app, "101");
+    const Doc owner = copy(w.app);
     cases.push_back(
-        {"no controller, our labels: adopted with its uid as guard",
+        {"no controller, our labels: the owner read fresh, adopted with the uid guard",
          std::move(w),
-         {apply(kDeployment, kDeploymentUid)
+         {get(kAppServices + "/nginx-app").reply(ok(owner)),
+          apply(kDeployment, kDeploymentUid)
               .with("/metadata/ownerReferences/0/uid", R"("6f1c7d1e-0000-4000-8000-000000000001")")
               .with("/metadata/ownerReferences/0/controller", "true")
               .reply(ok(applied))},
          {{"Normal", "Adopted",
            "Adopted Deployment demo/nginx-app: it had no controller and carries this "
            "AppService's labels"}}});
+  }
+  {
+    // The cache is behind an orphan delete: the server's copy of the owner is being deleted, so
+    // the children it just released are not taken back.
+    World w = settled_world();
+    erase(*w.deployment, "/metadata/ownerReferences");
+    Doc owner = copy(w.app);
+    set(owner, "/metadata/deletionTimestamp", R"("2024-01-01T00:00:00Z")");
+    cases.push_back({"the owner is being deleted on the server: not adopted, looked at soon",
+                     std::move(w),
+                     {get(kAppServices + "/nginx-app").reply(ok(owner))},
+                     {},
+                     Kind::requeue_after,
+                     1s});
+  }
+  {
+    // Our labels but an older immutable selector: adopting it would mean deleting it.
+    World w = deployment_not_cached();
+    Doc old = live_deployment(w.app);
+    erase(old, "/metadata/ownerReferences");
+    set(old, "/spec/selector", R"({"matchLabels":{"app.kubernetes.io/instance":"nginx-app"}})");
+    w.deployment = std::move(old);
+    cases.push_back({"our labels, another selector: a conflict, never deleted",
+                     std::move(w),
+                     {status_patch().with("/status/conditions/2/reason", R"("OwnershipConflict")")},
+                     {{"Warning", "OwnershipConflict", ""}},
+                     Kind::requeue_after,
+                     30s});
   }
   {
     // Someone's own Deployment of the same name (no labels of ours), found by the refused create.
