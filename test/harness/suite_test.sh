@@ -42,6 +42,12 @@ check "real ctest: passed" 1 "$passed"
 check "real ctest: failed (fails, says_skip_but_fails, setup_fails, needs_setup, times_out)" 5 "$failed"
 check "real ctest: skipped" 1 "$skipped"
 
+# Each test's time lands in TIMES_OUT under the run's name (test/run-all.sh --list reads it).
+reset
+TIMES_OUT=$tmp/times run_ctest "$tmp/proj/b" demo 2 demo >"$tmp/out" 2>&1
+check "times: one line per test that ran" 7 "$(grep -c $'^demo\t' "$tmp/times")"
+check "times: the timed-out test took its second" 1 "$(awk -F'\t' '$2 == "times_out" {print $3}' "$tmp/times")"
+
 reset
 run_ctest "$tmp/proj/b" no-such-label 2 empty >"$tmp/out" 2>&1
 check "a label with no tests is a failure" 1 "$failed"
