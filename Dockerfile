@@ -45,7 +45,15 @@ RUN set -eu; \
 LABEL io.appservice-operator.stage=build
 
 FROM scratch
-LABEL io.appservice-operator.stage=final
+# test/docker/build-image.sh passes the version from CMakeLists.txt and the git revision.
+ARG VERSION=unknown
+ARG REVISION=unknown
+LABEL io.appservice-operator.stage=final \
+      org.opencontainers.image.title=appservice-operator \
+      org.opencontainers.image.description="Keeps an owned Deployment and Service for each AppService" \
+      org.opencontainers.image.version=$VERSION \
+      org.opencontainers.image.revision=$REVISION \
+      org.opencontainers.image.licenses=Apache-2.0
 COPY --from=build /rootfs/ /
 ENV HOME=/home/nonroot SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
 USER 65532:65532

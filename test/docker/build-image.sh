@@ -11,7 +11,11 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 image=${IMAGE:-appservice-operator:dev}
 bash "$root/test/docker/base-image.sh"
-args=(-t "$image")
+# The version is CMake's project version, the one place it is written.
+version=$(sed -n 's/^project(appservice-operator VERSION \([0-9][0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+[ -n "$version" ] || { echo "build-image.sh: no project version in CMakeLists.txt" >&2; exit 1; }
+revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+args=(-t "$image" --build-arg "VERSION=$version" --build-arg "REVISION=$revision")
 [ -z "${DOCKER_BUILD_NETWORK:-}" ] || args+=(--network "$DOCKER_BUILD_NETWORK")
 # shellcheck disable=SC2206 # word splitting of the extra arguments is intended
 [ -z "${DOCKER_BUILD_ARGS:-}" ] || args+=($DOCKER_BUILD_ARGS)

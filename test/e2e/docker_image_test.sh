@@ -26,4 +26,11 @@ grep -q -- '--kubeconfig' <<<"$help" || fail "--help does not list --kubeconfig"
 if docker run --name "$name" --network none --entrypoint /bin/sh "$image" -c true >/dev/null 2>&1; then
   fail "the image has a shell"
 fi
+# The OCI labels: the version is the binary's own, and the license is named.
+label() { docker image inspect -f "{{index .Config.Labels \"org.opencontainers.image.$1\"}}" "$image"; }
+version=$(docker run --rm --network none "$image" --version) || fail "--version failed"
+[ "appservice-operator $(label version)" = "$version" ] || fail "label version $(label version), binary says $version"
+[ "$(label licenses)" = Apache-2.0 ] || fail "licenses label: $(label licenses)"
+[ "$(label revision)" = "$(git rev-parse HEAD)" ] || fail "revision label: $(label revision)"
+echo "labels: version $(label version), revision $(label revision), licenses $(label licenses)"
 echo "PASS: docker_image"
