@@ -342,7 +342,8 @@ void parse_ports(const Value& spec, std::vector<ServicePort>& ports, Reader& r) 
         r.problem(path + ".targetPort", "must be a port number or a name");
       }
     }
-    if (auto n = r.integer(p, "nodePort", path + ".nodePort", 30000, 32767)) {
+    // The node port range is the cluster's (--service-node-port-range): the API server judges it.
+    if (auto n = r.integer(p, "nodePort", path + ".nodePort", 1, 65535)) {
       port.node_port = static_cast<std::int32_t>(*n);
     }
     ports.push_back(std::move(port));

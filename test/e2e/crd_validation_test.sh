@@ -39,8 +39,8 @@ refused bad-service-type 'spec\.serviceType: Unsupported value: "ExternalName"' 
 refused nodeport-clusterip 'spec\.serviceType: Forbidden: spec\.ports\[\]\.nodePort' '  image: nginx
   serviceType: ClusterIP
   ports: [{port: 80, nodePort: 30080}]'
-refused nodeport-range 'spec\.ports\[0\]\.nodePort: Invalid value: 80' '  image: nginx
-  ports: [{port: 80, nodePort: 80}]'
+refused nodeport-range 'spec\.ports\[0\]\.nodePort: Invalid value: 70000' '  image: nginx
+  ports: [{port: 80, nodePort: 70000}]'
 refused unnamed-ports 'spec\.ports: Required value: spec\.ports\[\]\.name is required' '  image: nginx
   ports: [{port: 80}, {port: 81}]'
 refused duplicate-names 'spec\.ports\[\]\.name must be unique' '  image: nginx

@@ -116,6 +116,19 @@ kubectl label namespace "$ns-psa" pod-security.kubernetes.io/enforce=baseline --
 eventually 240 value_is False cond "$ns-psa" strict Degraded status
 show "$ns-psa" strict
 
+step "a nodePort outside the cluster's range: the API server's refusal, not the CRD's, in Degraded"
+kubectl -n "$ns" apply -f - >/dev/null <<YAML
+apiVersion: app.example.com/v1
+kind: AppService
+metadata: {name: lowport}
+spec: {size: 1, image: nginx:1.27, ports: [{port: 80, nodePort: 80}]}
+YAML
+eventually 60 value_is ServiceCreateFailed cond "$ns" lowport Degraded reason
+show "$ns" lowport
+cond "$ns" lowport Degraded message | grep -q 'not in the valid range' || fail "Degraded message: $(cond "$ns" lowport Degraded message)"
+[ "$(cond "$ns" lowport Available reason)" = ServiceNotFound ] || fail "Available: $(cond "$ns" lowport Available reason)"
+eventually 30 has_event "$ns" lowport Warning ServiceCreateFailed
+
 step "orphaned children are adopted when the AppService comes back, and follow its spec"
 app "$ns" orph nginx:1.27
 eventually 90 value_is True cond "$ns" orph Available status

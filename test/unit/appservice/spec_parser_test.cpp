@@ -123,7 +123,7 @@ TEST_CASE("parser: problems name the field for objects that slipped past the sch
                     "spec.ports[0].targetPort"));
   CHECK(has_problem(parse(R"({"image":"x","ports":[{"port":1,"targetPort":"Http"}]})"),
                     "spec.ports[0].targetPort"));
-  CHECK(has_problem(parse(R"({"image":"x","ports":[{"port":1,"nodePort":80}]})"),
+  CHECK(has_problem(parse(R"({"image":"x","ports":[{"port":1,"nodePort":70000}]})"),
                     "spec.ports[0].nodePort"));
   CHECK(has_problem(parse(R"({"image":"x","serviceType":"ExternalName"})"), "spec.serviceType"));
   CHECK(has_problem(
