@@ -27,7 +27,11 @@ cond() { jp "$1" "appservice/$2" "{.status.conditions[?(@.type==\"$3\")].$4}"; }
 # has_event NS NAME TYPE REASON: kubectl describe shows such an Event for the AppService.
 has_event() { kubectl -n "$1" describe appservice "$2" | grep -qE "$3 +$4 "; }
 step() { echo "--- $*"; }
-show() { echo "$1: $(kubectl -n "$1" get appservice "$2" --no-headers) | $(jp "$1" "appservice/$2" '{range .status.conditions[*]}{.type}={.status}/{.reason} {end}')"; }
+# show NS NAME: what `kubectl get` and the Events of `kubectl describe` show a user now.
+show() {
+  echo "$1: $(kubectl -n "$1" get appservice "$2" --no-headers) | $(jp "$1" "appservice/$2" '{range .status.conditions[*]}{.type}={.status}/{.reason} {end}')"
+  kubectl -n "$1" describe appservice "$2" | sed -n '/^Events:/,$p' | sed 's/^/    /'
+}
 app() {  # app NS NAME IMAGE [SIZE]
   kubectl -n "$1" apply -f - >/dev/null <<YAML
 apiVersion: app.example.com/v1
