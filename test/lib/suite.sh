@@ -53,6 +53,8 @@ junit_times() {
   awk '/<testcase / {
       if (!match($0, /name="[^"]*"/)) next; name = substr($0, RSTART + 6, RLENGTH - 7)
       if (!match($0, / time="[^"]*"/)) next; t = substr($0, RSTART + 7, RLENGTH - 8)
+      gsub(/&apos;/, "\047", name); gsub(/&quot;/, "\"", name); gsub(/&lt;/, "<", name)
+      gsub(/&gt;/, ">", name); gsub(/&amp;/, "\\&", name)
       printf "%s\t%d\n", name, t + 0.5 }' "$1"
 }
 
