@@ -66,19 +66,13 @@ struct EnvVar {
   std::optional<EnvVarSource> value_from;
 };
 
-struct ResourceClaim {
-  std::string name;
-  std::string request;  // empty when unset
-};
-
 // core/v1 ResourceRequirements; quantities are kept as the user wrote them (integers as decimal
 // strings), the API server canonicalises them in the Deployment.
 struct Resources {
   std::map<std::string, std::string> limits;
   std::map<std::string, std::string> requests;
-  std::vector<ResourceClaim> claims;
 
-  bool empty() const { return limits.empty() && requests.empty() && claims.empty(); }
+  bool empty() const { return limits.empty() && requests.empty(); }
 };
 
 struct AppServiceSpec {

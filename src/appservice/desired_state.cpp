@@ -102,16 +102,6 @@ Value resources(const Resources& res, Allocator& a) {
     for (const auto& [name, quantity] : *map) add(m, name, quantity, a);
     add(v, field, std::move(m), a);
   }
-  if (!res.claims.empty()) {
-    Value claims(rapidjson::kArrayType);
-    for (const ResourceClaim& c : res.claims) {
-      Value claim(rapidjson::kObjectType);
-      add(claim, "name", c.name, a);
-      if (!c.request.empty()) add(claim, "request", c.request, a);
-      claims.PushBack(std::move(claim), a);
-    }
-    add(v, "claims", std::move(claims), a);
-  }
   return v;
 }
 

@@ -16,8 +16,6 @@ constexpr std::array kParsedFields = {
     FieldUse{"spec.image", JsonType::string},
     FieldUse{"spec.resources.limits.*", JsonType::int_or_string},
     FieldUse{"spec.resources.requests.*", JsonType::int_or_string},
-    FieldUse{"spec.resources.claims[].name", JsonType::string},
-    FieldUse{"spec.resources.claims[].request", JsonType::string},
     FieldUse{"spec.envs[].name", JsonType::string},
     FieldUse{"spec.envs[].value", JsonType::string},
     FieldUse{"spec.envs[].valueFrom.configMapKeyRef.name", JsonType::string},
@@ -201,21 +199,8 @@ void parse_resources(const Value& spec, Resources& resources, Reader& r) {
       if (auto q = r.quantity(m.value, path + "." + key)) (*target)[key] = *q;
     }
   }
-  if (const Value* claims = r.array(*res, "claims", "spec.resources.claims")) {
-    for (rapidjson::SizeType i = 0; i < claims->Size(); ++i) {
-      std::string path = "spec.resources.claims[" + std::to_string(i) + "]";
-      const Value& c = (*claims)[i];
-      if (!c.IsObject()) {
-        r.problem(path, "must be an object");
-        continue;
-      }
-      ResourceClaim claim;
-      claim.name = r.string(c, "name", path + ".name").value_or("");
-      claim.request = r.string(c, "request", path + ".request").value_or("");
-      if (claim.name.empty()) r.problem(path + ".name", "is required");
-      resources.claims.push_back(std::move(claim));
-    }
-  }
+  // resources.claims is not in the schema: a container's claim names a Pod-level resourceClaims
+  // entry, which an AppService has no way to declare, so the Pod could never be created.
 }
 
 std::optional<KeySelector> parse_key_selector(const Value& from, const char* field,

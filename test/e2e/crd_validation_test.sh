@@ -41,6 +41,10 @@ refused nodeport-clusterip 'spec\.serviceType: Forbidden: spec\.ports\[\]\.nodeP
   ports: [{port: 80, nodePort: 30080}]'
 refused nodeport-range 'spec\.ports\[0\]\.nodePort: Invalid value: 70000' '  image: nginx
   ports: [{port: 80, nodePort: 70000}]'
+# resources.claims would name a Pod-level resourceClaims entry an AppService cannot declare: not in
+# the schema, so kubectl's strict field validation refuses it.
+refused claims 'unknown field "spec\.resources\.claims"' '  image: nginx
+  resources: {claims: [{name: gpu}]}'
 refused unnamed-ports 'spec\.ports: Required value: spec\.ports\[\]\.name is required' '  image: nginx
   ports: [{port: 80}, {port: 81}]'
 refused duplicate-names 'spec\.ports\[\]\.name must be unique' '  image: nginx
