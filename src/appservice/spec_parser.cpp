@@ -1,6 +1,7 @@
 #include "appservice/spec_parser.h"
 
 #include <array>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -338,6 +339,7 @@ void parse_ports(const Value& spec, std::vector<ServicePort>& ports, Reader& r) 
   std::set<std::pair<std::int32_t, Protocol>> keys;
   std::set<std::string> names;
   std::set<std::pair<std::int32_t, Protocol>> node_ports;
+  std::map<std::string, Protocol> target_names;  // a container port has one name and one protocol
   for (std::size_t i = 0; i < ports.size(); ++i) {
     const ServicePort& p = ports[i];
     std::string path = "spec.ports[" + std::to_string(i) + "]";
@@ -352,6 +354,14 @@ void parse_ports(const Value& spec, std::vector<ServicePort>& ports, Reader& r) 
     }
     if (p.node_port && !node_ports.insert({*p.node_port, p.protocol}).second) {
       r.problem(path + ".nodePort", "duplicate nodePort " + std::to_string(*p.node_port));
+    }
+    const IntOrString target = p.effective_target_port();
+    if (const auto* name = std::get_if<std::string>(&target)) {
+      auto [it, added] = target_names.emplace(*name, p.protocol);
+      if (!added && it->second != p.protocol) {
+        r.problem(path + ".targetPort",
+                  "the named target port \"" + *name + "\" is already used with another protocol");
+      }
     }
   }
 }

@@ -41,6 +41,8 @@ refused nodeport-clusterip 'spec\.serviceType: Forbidden: spec\.ports\[\]\.nodeP
   ports: [{port: 80, nodePort: 30080}]'
 refused nodeport-range 'spec\.ports\[0\]\.nodePort: Invalid value: 70000' '  image: nginx
   ports: [{port: 80, nodePort: 70000}]'
+refused named-target-two-protocols 'a named target port names one container port' '  image: nginx
+  ports: [{port: 53, name: t, targetPort: dns}, {port: 53, name: u, protocol: UDP, targetPort: dns}]'
 # resources.claims would name a Pod-level resourceClaims entry an AppService cannot declare: not in
 # the schema, so kubectl's strict field validation refuses it.
 refused claims 'unknown field "spec\.resources\.claims"' '  image: nginx

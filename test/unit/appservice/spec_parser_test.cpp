@@ -134,6 +134,13 @@ TEST_CASE("parser: problems name the field for objects that slipped past the sch
                     "spec.ports[1].name"));
   CHECK(has_problem(parse(R"({"image":"x","ports":[{"port":1,"name":"a"},{"port":1,"name":"b"}]})"),
                     "spec.ports[1]"));
+  // One named container port cannot serve two protocols; two names, or numbers, can.
+  CHECK(has_problem(parse(R"({"image":"x","ports":[{"port":53,"name":"t","targetPort":"dns"},)"
+                          R"({"port":53,"name":"u","protocol":"UDP","targetPort":"dns"}]})"),
+                    "spec.ports[1].targetPort"));
+  CHECK(parse(R"({"image":"x","ports":[{"port":53,"name":"t","targetPort":"dns-tcp"},)"
+              R"({"port":53,"name":"u","protocol":"UDP","targetPort":"dns-udp"}]})")
+            .valid());
   CHECK(has_problem(parse(R"({"image":"x","resources":{"limits":{"cpu":"lots"}}})"),
                     "spec.resources.limits.cpu"));
   CHECK(has_problem(parse(R"({"image":"x","envs":[{"name":"A"},{"name":"A"}]})"),
