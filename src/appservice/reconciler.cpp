@@ -146,28 +146,41 @@ void AppServiceReconciler::event(const AppService& app, EventType type, std::str
 void AppServiceReconciler::announce_degraded(const AppService& app,
                                              const std::vector<Condition>& previous,
                                              const AppServiceStatus& status) {
-  const Condition* before = nullptr;
-  for (const auto& c : previous) {
-    if (c.type == kDegraded) before = &c;
-  }
   const Condition* now = nullptr;
   for (const auto& c : status.conditions) {
     if (c.type == kDegraded) now = &c;
   }
   if (!now) return;
+  // What was announced last: our own record, when this process made one for this very object (a
+  // retry 5 ms after a failure runs before our status write reaches the cache, and must not
+  // announce the same cause again), else the status as the cache shows it (after a restart).
+  const std::string key = app.namespace_ + "/" + app.name;
+  const Condition* before = nullptr;
+  auto mine = announced_.find(key);
+  if (mine != announced_.end() && mine->second.uid == app.uid) {
+    before = &mine->second.degraded;
+  } else {
+    for (const auto& c : previous) {
+      if (c.type == kDegraded) before = &c;
+    }
+  }
   const bool was = before && before->status == "True";
+  // Copied first: `before` may point into the record that is replaced below.
+  const std::string before_reason = before ? before->reason : std::string();
+  const std::string before_message = before ? before->message : std::string();
+  announced_[key] = Announced{app.uid, *now};
   if (now->status == "True") {
     // One Warning per distinct cause. (A Deployment keeps its ReplicaFailure message while the
     // reason stays, so the ReplicaSet's retries, each naming another Pod, are one cause.)
-    const bool new_cause = !was || before->reason != now->reason || before->message != now->message;
+    const bool new_cause = !was || before_reason != now->reason || before_message != now->message;
     if (new_cause) event(app, EventType::warning, now->reason, now->message);
   } else if (was) {
-    if (before->reason == "OwnershipConflict") {
+    if (before_reason == "OwnershipConflict") {
       event(app, EventType::normal, "ConflictResolved",
             "The children are controlled by this AppService now");
     } else {
       event(app, EventType::normal, "Recovered",
-            "No longer degraded (was " + before->reason + "): " + now->message);
+            "No longer degraded (was " + before_reason + "): " + now->message);
     }
   }
 }
@@ -178,6 +191,7 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
   if (!object) {
     // Gone: its children carry ownerReferences, so the garbage collector removes any leftovers.
     VLOG(1) << ctx.log_prefix << " AppService not found, nothing to do";
+    announced_.erase(request.key());
     co_return ReconcileResult::done();
   }
   auto parsed = parse_app_service(*object);

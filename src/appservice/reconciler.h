@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "appservice/app_service.h"
@@ -93,10 +94,18 @@ class AppServiceReconciler final : public ctrl::Reconciler {
                          const AppServiceStatus& status);
   void event(const AppService& app, ctrl::EventType type, std::string reason, std::string message);
 
+  // The Degraded condition last announced per AppService (namespace/name), with the uid it was
+  // for; dropped when the AppService is gone.
+  struct Announced {
+    std::string uid;
+    Condition degraded;
+  };
+
   Sources sources_;
   std::shared_ptr<kube::RestClient> client_;
   ctrl::EventRecorder& events_;
   const ctrl::Clock& clock_;
+  std::unordered_map<std::string, Announced> announced_;
 };
 
 }  // namespace appservice

@@ -27,6 +27,8 @@ cond() { jp "$1" "appservice/$2" "{.status.conditions[?(@.type==\"$3\")].$4}"; }
 # has_event NS NAME TYPE REASON: kubectl describe shows such an Event for the AppService.
 has_event() { kubectl -n "$1" describe appservice "$2" | grep -qE "$3 +$4 "; }
 step() { echo "--- $*"; }
+# events NS NAME REASON: how many times such an Event was recorded (repeats count in .count).
+events() { kubectl -n "$1" get events --field-selector "involvedObject.name=$2,reason=$3" -o jsonpath='{range .items[*]}{.count}{"\n"}{end}' | awk '{s+=$1} END {print s+0}'; }
 # show NS NAME: what `kubectl get` and the Events of `kubectl describe` show a user now.
 show() {
   echo "$1: $(kubectl -n "$1" get appservice "$2" --no-headers) | $(jp "$1" "appservice/$2" '{range .status.conditions[*]}{.type}={.status}/{.reason} {end}')"
@@ -90,6 +92,9 @@ app "$ns" web nginx:1.27.1
 eventually 60 value_is False cond "$ns" web Degraded status
 eventually 60 value_is nginx:1.27.1 jp "$ns" deployment/web '{.spec.template.spec.containers[0].image}'
 eventually 30 has_event "$ns" web Normal Recovered
+# Once per cause: the retries of the refused apply (the first 5 ms later) announce nothing new.
+[ "$(events "$ns" web DeploymentApplyFailed)" = 1 ] || fail "$(events "$ns" web DeploymentApplyFailed) DeploymentApplyFailed Events, want 1"
+[ "$(events "$ns" web Recovered)" = 1 ] || fail "$(events "$ns" web Recovered) Recovered Events, want 1"
 eventually 90 value_is True cond "$ns" web Available status
 show "$ns" web
 

@@ -329,6 +329,7 @@ struct Case {
   std::vector<ExpectedEvent> events;
   Kind result = Kind::done;
   std::chrono::milliseconds after{0};
+  int passes = 1;  // reconciles in a row by one reconciler, with the cache as it was
 };
 
 std::string describe(const std::vector<Request>& requests) {
@@ -391,7 +392,9 @@ void run(const Case& c) {
   const std::string name = parsed(c.world.app).name;
   ctrl::ReconcileResult result;
   auto body = [&]() -> asio::awaitable<void> {
-    result = co_await reconciler.reconcile(ctrl::Request("demo", name), ctx);
+    for (int i = 0; i < c.passes; ++i) {
+      result = co_await reconciler.reconcile(ctrl::Request("demo", name), ctx);
+    }
     REQUIRE(co_await events.flush(5s));
   };
   kube::testing::run_async(io, body(), [&] {
@@ -806,6 +809,23 @@ TEST_CASE("reconciler: a refused write is Degraded, and the status still describ
                      {apply(kDeployment, kDeploymentUid).reply(api_error(422, "Invalid"))},
                      {},
                      Kind::error});
+  }
+  {
+    // The rate limiter's first retry comes 5 ms later, before our status write is in the cache:
+    // the status is written again (the cache still shows the old one), the Warning is not.
+    World w = settled_world();
+    set(*w.deployment, "/spec/replicas", "5");
+    cases.push_back(
+        {"refused again before the cache saw our status: one Warning",
+         std::move(w),
+         {apply(kDeployment, kDeploymentUid).reply(api_error(422, "Invalid")),
+          status_patch().with("/status/conditions/2/reason", R"("DeploymentApplyFailed")"),
+          apply(kDeployment, kDeploymentUid).reply(api_error(422, "Invalid")),
+          status_patch().with("/status/conditions/2/reason", R"("DeploymentApplyFailed")")},
+         {{"Warning", "DeploymentApplyFailed", ""}},
+         Kind::error,
+         0ms,
+         2});
   }
   {
     World w = deployment_not_cached();
