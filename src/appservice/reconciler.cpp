@@ -553,7 +553,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::remove_chil
     }
     out.issue = ReconcileIssue::reconcile_error;
     out.reason = std::string(child.kind) + "DeleteFailed";
-    out.message = "delete " + what + ": " + deleted.error().describe();
+    out.message = "deleting " + what + ": " + deleted.error().describe();
     co_return out;
   }
   LOG(INFO) << ctx.log_prefix << " deleted " << what << " (propagation "
