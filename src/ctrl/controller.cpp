@@ -26,6 +26,17 @@ std::string_view group_of(std::string_view api_version) {
   return slash == std::string_view::npos ? std::string_view{} : api_version.substr(0, slash);
 }
 
+// controller-runtime's WithLowPriorityWhenUnchanged: what the initial list brings, and an update
+// that is no change (a resync), waits behind every change seen live.
+int priority_of(const StoreChange& change) {
+  if (change.type == StoreChange::Type::added && change.in_initial_list) return kLowPriority;
+  if (change.type == StoreChange::Type::updated && change.old_object && change.new_object &&
+      meta_resource_version(*change.old_object) == meta_resource_version(*change.new_object)) {
+    return kLowPriority;
+  }
+  return 0;
+}
+
 const char* result_label(ReconcileResult::Kind kind) {
   switch (kind) {
     case ReconcileResult::Kind::done:
@@ -103,7 +114,7 @@ Informer::Handler Controller::enqueue_self(Updates updates) {
       return;
     }
     const auto& object = change.new_object ? change.new_object : change.old_object;
-    if (object) queue_->add(object_key(*object));
+    if (object) queue_->add(object_key(*object), priority_of(change));
   };
 }
 
@@ -121,7 +132,7 @@ Informer::Handler Controller::enqueue_controller_owner(std::string owner_group,
       }
       auto key = object_key(meta_namespace(**object), owner->name);
       if (owners && !owners->contains(key)) continue;
-      queue_->add(std::move(key));
+      queue_->add(key, priority_of(change));
     }
   };
 }
@@ -169,7 +180,7 @@ asio::awaitable<void> Controller::resync() {
     if (stopping_) break;
     auto keys = options_.resync_store->keys();
     VLOG(1) << "controller=" << options_.name << " resync: queueing " << keys.size() << " keys";
-    for (auto& key : keys) queue_->add(std::move(key));
+    for (const auto& key : keys) queue_->add(key, kLowPriority);
   }
 }
 
@@ -200,8 +211,8 @@ asio::awaitable<void> Controller::delayed_adds() {
 
 asio::awaitable<void> Controller::worker() {
   while (!stopping_) {
-    auto key = queue_->get();
-    if (!key) {
+    auto item = queue_->get_with_priority();
+    if (!item) {
       // The last worker going idle after work starts the idle clock (again).
       if (active_workers_ == 0 && worked_since_trim_) {
         idle_timer_.expires_after(options_.release_heap_after_idle);
@@ -209,7 +220,7 @@ asio::awaitable<void> Controller::worker() {
       co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
       continue;
     }
-    co_await process(std::move(*key));
+    co_await process(std::move(*item));
   }
 }
 
@@ -217,7 +228,8 @@ std::string Controller::new_reconcile_id() {
   return random_uuid(random_);  // as controller-runtime's reconcileID
 }
 
-asio::awaitable<void> Controller::process(std::string key) {
+asio::awaitable<void> Controller::process(QueueItem item) {
+  const std::string& key = item.key;
   Request request = Request::from_key(key);
   ReconcileContext context;
   context.controller = options_.name;
@@ -247,11 +259,12 @@ asio::awaitable<void> Controller::process(std::string key) {
       .inc();
 
   VLOG(1) << context.log_prefix << " reconciled result=" << result_label(result.kind);
+  const int priority = result.priority.value_or(item.priority);
   switch (result.kind) {
     case ReconcileResult::Kind::error:
       errors_.inc();
       LOG(ERROR) << context.log_prefix << " Reconciler error: " << result.message;
-      queue_->add_rate_limited(key);
+      queue_->add_rate_limited(key, priority);
       break;
     case ReconcileResult::Kind::terminal:
       errors_.inc();
@@ -262,7 +275,7 @@ asio::awaitable<void> Controller::process(std::string key) {
       break;
     case ReconcileResult::Kind::requeue_after:
       queue_->forget(key);
-      queue_->add_after(key, result.after);
+      queue_->add_after(key, result.after, priority);
       break;
     case ReconcileResult::Kind::done:
       queue_->forget(key);

@@ -46,6 +46,8 @@ class Controller {
 
   // Informer handlers, like controller-runtime's For() and Owns(): the object's own key, or the
   // key of its controller owner when that owner is of the given group and kind (same namespace).
+  // Keys go in at kLowPriority for an add from the initial list or an update that changed nothing
+  // (controller-runtime's priority queue), else at 0; resyncs queue at kLowPriority too.
   // With `owners`, only owners in that cache: a shard (--label-selector) caches all children but
   // only its own owners, and must not reconcile the owners of other shards.
   // With `skip_status_only`, an update that changes only the object's status (status_only_change)
@@ -67,7 +69,7 @@ class Controller {
   boost::asio::awaitable<void> delayed_adds();
   boost::asio::awaitable<void> resync();
   boost::asio::awaitable<void> release_heap_when_idle();
-  boost::asio::awaitable<void> process(std::string key);
+  boost::asio::awaitable<void> process(QueueItem item);
   std::string new_reconcile_id();
   void wake();
 

@@ -2,6 +2,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <optional>
 #include <string>
 
 namespace ctrl {
@@ -25,6 +26,8 @@ struct Request {
 //                to the object brings it back;
 //   requeue_after(d) -> forgotten by the rate limiter, then added again after d;
 //   done      -> forgotten; nothing happens until the object or a child changes.
+// A retry (error, requeue_after) is queued at `priority` when set, else at the priority the key
+// had, as controller-runtime's Result.Priority.
 struct ReconcileResult {
   enum class Kind { done, requeue_after, error, terminal };
 
@@ -51,6 +54,7 @@ struct ReconcileResult {
   Kind kind = Kind::done;
   std::chrono::milliseconds after{0};
   std::string message;
+  std::optional<int> priority;
 };
 
 // Per-reconcile context: the log anchors a user greps for one object's story.

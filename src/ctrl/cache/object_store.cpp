@@ -16,6 +16,7 @@ namespace ctrl {
 
 std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
   std::vector<StoreChange> changes;
+  bool initial = false;
   auto upsert = [&](ObjectPtr object) {
     auto key = object_key(*object);
     const auto it = objects_.find(std::string_view(key));
@@ -30,10 +31,11 @@ std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
       objects_.emplace(key, data);
     }
     changes.push_back({old ? StoreChange::Type::updated : StoreChange::Type::added, std::move(old),
-                       std::move(object)});
+                       std::move(object), initial});
   };
   std::visit(Overloaded{
                  [&](informer::Replace& replace) {
+                   initial = !synced_;
                    std::unordered_set<std::string, KeyHash, KeyEqual> seen;
                    for (auto& object : replace.items) {
                      seen.insert(object_key(*object));

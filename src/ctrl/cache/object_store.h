@@ -21,6 +21,9 @@ struct StoreChange {
   Type type;
   ObjectPtr old_object;  // null for added
   ObjectPtr new_object;  // for deleted: the last state known
+  // An add from the first full list (client-go's isInInitialList): the object existed before
+  // this process looked, so it is queued at low priority behind changes seen live.
+  bool in_initial_list = false;
 };
 
 // The informer's cache: objects by "namespace/name". Single-threaded, like everything on the event

@@ -10,7 +10,7 @@ namespace {
 
 // Help texts as controller-runtime registers them, so existing dashboards read the same.
 constexpr char kDepth[] = "workqueue_depth";
-constexpr char kDepthHelp[] = "Current depth of workqueue";
+constexpr char kDepthHelp[] = "Current depth of workqueue by workqueue and priority";
 constexpr char kAdds[] = "workqueue_adds_total";
 constexpr char kAddsHelp[] = "Total number of adds handled by workqueue";
 constexpr char kQueueDuration[] = "workqueue_queue_duration_seconds";
@@ -42,7 +42,6 @@ WorkQueue::WorkQueue(std::string name, const Clock& clock,
       rate_limiter_(std::move(rate_limiter)),
       metrics_(metrics),
       labels_{{"controller", name_}, {"name", name_}},
-      depth_(metrics.gauge(kDepth, kDepthHelp, labels_)),
       adds_(metrics.counter(kAdds, kAddsHelp, labels_)),
       retries_(metrics.counter(kRetries, kRetriesHelp, labels_)),
       queue_duration_(metrics.histogram(kQueueDuration, kQueueDurationHelp,
@@ -51,6 +50,7 @@ WorkQueue::WorkQueue(std::string name, const Clock& clock,
                                        workqueue_duration_buckets(), labels_)) {
   CHECK(!name_.empty());
   CHECK(rate_limiter_);
+  depth(0);  // the default priority's series shows 0 before the first add
   // client-go refreshes these two from a 500 ms ticker; computing them at scrape time gives the
   // same numbers without a timer. Registering them also catches two queues with one name.
   metrics_.set_callback(kUnfinished, kUnfinishedHelp, MetricType::gauge, labels_,
@@ -64,41 +64,57 @@ WorkQueue::~WorkQueue() {
   metrics_.remove_callback(kLongest, labels_);
 }
 
-void WorkQueue::add(const std::string& key) {
+void WorkQueue::add(const std::string& key, int priority) {
   if (shutting_down_) return;
-  if (dirty_.contains(key)) return;  // already queued, or will be re-queued by done()
+  if (auto known = dirty_.find(key); known != dirty_.end()) {
+    // Already queued (or re-added while processing): only a higher priority changes anything.
+    if (priority <= known->second.priority) return;
+    count_depth(known->second.priority, -1);
+    count_depth(priority, +1);
+    const std::uint64_t seq = next_seq_++;
+    if (!processing_.contains(key)) {
+      ready_.erase({-known->second.priority, known->second.seq, key});
+      ready_.emplace(-priority, seq, key);
+    }
+    known->second = {priority, seq};
+    return;
+  }
   adds_.inc();
   added_at_.try_emplace(key, clock_.now());
-  dirty_.insert(key);
-  depth_.set(static_cast<double>(dirty_.size()));
+  const std::uint64_t seq = next_seq_++;
+  dirty_.emplace(key, Dirty{priority, seq});
+  count_depth(priority, +1);
   if (processing_.contains(key)) return;
-  queue_.push_back(key);
+  ready_.emplace(-priority, seq, key);
   notify();
 }
 
-void WorkQueue::add_after(const std::string& key, Duration delay) {
+void WorkQueue::add_after(const std::string& key, Duration delay, int priority) {
   if (shutting_down_) return;
   retries_.inc();
   if (delay <= Duration::zero()) {
-    add(key);
+    add(key, priority);
     return;
   }
-  const TimePoint ready_at = clock_.now() + delay;
-  // client-go's waitingLoop keeps one entry per key and only ever moves it earlier.
+  TimePoint ready_at = clock_.now() + delay;
+  // client-go's waitingLoop keeps one entry per key and only ever moves it earlier; the
+  // priority is the higher of the two, as controller-runtime's AddWithOpts.
   if (auto known = waiting_by_key_.find(key); known != waiting_by_key_.end()) {
-    if (std::get<0>(*known->second) <= ready_at) return;
-    waiting_.erase(known->second);
+    priority = std::max(priority, known->second.priority);
+    known->second.priority = priority;
+    if (std::get<0>(*known->second.entry) <= ready_at) return;
+    waiting_.erase(known->second.entry);
     waiting_by_key_.erase(known);
   }
   const auto it = waiting_.emplace(ready_at, next_seq_++, key).first;
-  waiting_by_key_.emplace(key, it);
+  waiting_by_key_.emplace(key, Waiting{it, priority});
   if (it == waiting_.begin()) notify();  // the event loop's timer must fire sooner
 }
 
-void WorkQueue::add_rate_limited(const std::string& key) {
+void WorkQueue::add_rate_limited(const std::string& key, int priority) {
   // Checked first so a key refused after shutdown does not count as a failure in the limiter.
   if (shutting_down_) return;
-  add_after(key, rate_limiter_->when(key));
+  add_after(key, rate_limiter_->when(key), priority);
 }
 
 void WorkQueue::forget(const std::string& key) {
@@ -109,19 +125,25 @@ int WorkQueue::num_requeues(const std::string& key) const {
   return rate_limiter_->num_requeues(key);
 }
 
-std::optional<std::string> WorkQueue::get() {
-  if (queue_.empty()) return std::nullopt;
-  std::string key = std::move(queue_.front());
-  queue_.pop_front();
+std::optional<QueueItem> WorkQueue::get_with_priority() {
+  if (ready_.empty()) return std::nullopt;
+  auto node = ready_.extract(ready_.begin());
+  QueueItem item{std::move(std::get<2>(node.value())), -std::get<0>(node.value())};
   const TimePoint now = clock_.now();
-  if (auto it = added_at_.find(key); it != added_at_.end()) {
+  if (auto it = added_at_.find(item.key); it != added_at_.end()) {
     queue_duration_.observe(seconds(now - it->second));
     added_at_.erase(it);
   }
-  processing_.emplace(key, now);
-  dirty_.erase(key);
-  depth_.set(static_cast<double>(dirty_.size()));
-  return key;
+  processing_.emplace(item.key, now);
+  dirty_.erase(item.key);
+  count_depth(item.priority, -1);
+  return item;
+}
+
+std::optional<std::string> WorkQueue::get() {
+  auto item = get_with_priority();
+  if (!item) return std::nullopt;
+  return std::move(item->key);
 }
 
 void WorkQueue::done(const std::string& key) {
@@ -130,8 +152,10 @@ void WorkQueue::done(const std::string& key) {
                                  << " for a key that is not being processed";
   work_duration_.observe(seconds(clock_.now() - it->second));
   processing_.erase(it);
-  if (dirty_.contains(key)) {
-    queue_.push_back(key);
+  if (auto dirty = dirty_.find(key); dirty != dirty_.end()) {
+    // Queued now, at the end of its priority, as client-go queues it at Done.
+    dirty->second.seq = next_seq_++;
+    ready_.emplace(-dirty->second.priority, dirty->second.seq, key);
     notify();
   } else if (shutting_down_ && is_drained()) {
     notify();
@@ -148,9 +172,11 @@ std::size_t WorkQueue::advance() {
   std::size_t moved = 0;
   while (!waiting_.empty() && std::get<0>(*waiting_.begin()) <= now) {
     std::string key = std::get<2>(*waiting_.begin());
-    waiting_by_key_.erase(key);
+    const auto known = waiting_by_key_.find(key);
+    const int priority = known->second.priority;
+    waiting_by_key_.erase(known);
     waiting_.erase(waiting_.begin());
-    add(key);
+    add(key, priority);
     ++moved;
   }
   return moved;
@@ -182,11 +208,25 @@ void WorkQueue::shut_down_with_drain() {
 bool WorkQueue::is_drained() const {
   if (!shutting_down_) return false;
   if (!drain_) return true;
-  return queue_.empty() && processing_.empty();
+  return ready_.empty() && processing_.empty();
 }
 
 void WorkQueue::notify() {
   if (notify_) notify_();
+}
+
+Gauge& WorkQueue::depth(int priority) {
+  if (auto it = depth_gauges_.find(priority); it != depth_gauges_.end()) return *it->second;
+  Labels labels = labels_;
+  labels["priority"] = depth_gauges_.size() < kMaxPriorityLabels ? std::to_string(priority)
+                                                                 : "exceeded_cardinality_limit";
+  Gauge& gauge = metrics_.gauge(kDepth, kDepthHelp, labels);
+  depth_gauges_.emplace(priority, &gauge);
+  return gauge;
+}
+
+void WorkQueue::count_depth(int priority, int delta) {
+  depth(priority).add(delta);
 }
 
 double WorkQueue::unfinished_work_seconds() const {

@@ -32,6 +32,7 @@ class ScriptedReconciler : public Reconciler {
 
   std::map<std::string, std::vector<std::function<ReconcileResult()>>> script;
   std::map<std::string, int> calls;
+  std::vector<std::string> order;  // keys in the order their reconciles started
   std::map<std::string, int> in_flight;
   int max_in_flight_same_key = 0;
   std::vector<std::string> ids;
@@ -43,6 +44,7 @@ class ScriptedReconciler : public Reconciler {
                                              const ReconcileContext& context) override {
     auto key = request.key();
     ids.push_back(context.reconcile_id);
+    order.push_back(key);
     CHECK(context.log_prefix.find("namespace=" + request.ns + " name=" + request.name) !=
           std::string::npos);
     max_in_flight_same_key = std::max(max_in_flight_same_key, ++in_flight[key]);
@@ -77,13 +79,25 @@ struct Fixture {
   SeededRandom random{42};
   MetricsRegistry metrics;
   ScriptedReconciler reconciler{io};
+  ObjectStore store;  // the resync store, holding ns/NAME for each of `listed`
   std::unique_ptr<Controller> controller;
   bool finished = false;
 
-  Fixture() {
+  explicit Fixture(int workers = 3, std::chrono::milliseconds resync_period = 0ms,
+                   std::vector<std::string> listed = {}) {
+    informer::Replace list;
+    for (const auto& name : listed) {
+      auto doc = std::make_shared<rapidjson::Document>();
+      doc->Parse(R"({"metadata":{"namespace":"ns","name":")" + name +
+                 R"(","resourceVersion":"1"}})");
+      list.items.push_back(doc);
+    }
+    store.apply(std::move(list));
     Controller::Options options;
     options.name = "test";
-    options.max_concurrent_reconciles = 3;
+    options.max_concurrent_reconciles = workers;
+    options.resync_period = resync_period;
+    options.resync_store = &store;
     controller = std::make_unique<Controller>(io.get_executor(), options, reconciler, metrics,
                                               clock, random);
     asio::co_spawn(io, controller->run(), [this](std::exception_ptr) { finished = true; });
@@ -256,35 +270,107 @@ TEST_CASE("controller: with skip_status_only, a status-only update queues nothin
   REQUIRE(run_until(f.io, [&] { return f.reconciler.calls["ns/a"] == 1; }));
 }
 
-TEST_CASE("controller: every key of the resync store is queued again each sync period",
+TEST_CASE("controller: initial-list adds and no-change updates queue low, live changes first",
           "[controller]") {
   asio::io_context io;
   RealClock clock;
-  SeededRandom random{7};
+  SeededRandom random{1};
   MetricsRegistry metrics;
   ScriptedReconciler reconciler{io};
-  ObjectStore store;
-  informer::Replace list;
-  for (auto name : {"a", "b"}) {
-    auto doc = std::make_shared<rapidjson::Document>();
-    doc->Parse((std::string(R"({"metadata":{"namespace":"ns","name":")") + name +
-                R"(","resourceVersion":"1"}})")
-                   .c_str());
-    list.items.push_back(doc);
-  }
-  store.apply(std::move(list));
   Controller::Options options;
-  options.name = "resync";
-  options.resync_period = 40ms;
-  options.resync_store = &store;
-  Controller controller(io.get_executor(), options, reconciler, metrics, clock, random);
-  bool finished = false;
-  asio::co_spawn(io, controller.run(), [&](std::exception_ptr) { finished = true; });
+  options.name = "priorities";
+  Controller controller(io.get_executor(), options, reconciler, metrics, clock, random);  // not run
+  auto self = controller.enqueue_self();
+  auto owner = controller.enqueue_controller_owner("app.example.com", "AppService");
+  auto object = [](const char* name, int rv, const char* owner_name = nullptr) {
+    auto d = std::make_shared<rapidjson::Document>();
+    std::string owners;
+    if (owner_name) {
+      owners = std::string(R"(,"ownerReferences":[{"apiVersion":"app.example.com/v1",)") +
+               R"("kind":"AppService","name":")" + owner_name +
+               R"(","uid":"u","controller":true}])";
+    }
+    d->Parse(std::string(R"({"metadata":{"namespace":"ns","name":")") + name +
+             R"(","resourceVersion":")" + std::to_string(rv) + "\"" + owners + "}}");
+    REQUIRE_FALSE(d->HasParseError());
+    return d;
+  };
+  using T = StoreChange::Type;
+  self(StoreChange{T::added, nullptr, object("listed", 1), true});
+  owner(StoreChange{T::added, nullptr, object("listed-child", 1, "child-owner"), true});
+  self(StoreChange{T::updated, object("resynced", 2), object("resynced", 2)});
+  self(StoreChange{T::updated, object("edited", 2), object("edited", 3)});
+  self(StoreChange{T::added, nullptr, object("created", 1)});
+  owner(StoreChange{T::deleted, object("gone-child", 1, "gone-owner"),
+                    object("gone-child", 1, "gone-owner")});
+  std::vector<std::pair<std::string, int>> order;
+  while (auto item = controller.queue().get_with_priority()) {
+    order.emplace_back(item->key, item->priority);
+    controller.queue().done(item->key);
+  }
+  CHECK(order == std::vector<std::pair<std::string, int>>{{"ns/edited", 0},
+                                                          {"ns/created", 0},
+                                                          {"ns/gone-owner", 0},
+                                                          {"ns/listed", kLowPriority},
+                                                          {"ns/child-owner", kLowPriority},
+                                                          {"ns/resynced", kLowPriority}});
+}
+
+TEST_CASE("controller: a retry keeps the key's priority unless the result names one",
+          "[controller]") {
+  Fixture f(1);
+  f.reconciler.held.insert("ns/a");  // every reconcile of ns/a waits for gate.cancel()
+  f.reconciler.script["ns/a"] = {[] { return ReconcileResult::requeue(0ms); },
+                                 [] {
+                                   auto r = ReconcileResult::requeue(0ms);
+                                   r.priority = 5;
+                                   return r;
+                                 }};
+  f.controller->queue().add("ns/a", kLowPriority);
+  REQUIRE(run_until(f.io, [&] { return f.reconciler.in_flight["ns/a"] == 1; }));
+  f.controller->queue().add("ns/b", kLowPriority);
+  f.controller->queue().add("ns/c", kLowPriority);
+  f.reconciler.gate.cancel();
+  // Requeued at its own low priority: behind ns/b and ns/c, which waited first.
+  REQUIRE(run_until(f.io, [&] {
+    return f.reconciler.calls["ns/a"] == 1 && f.reconciler.in_flight["ns/a"] == 1;
+  }));
+  CHECK(f.reconciler.order == std::vector<std::string>{"ns/a", "ns/b", "ns/c", "ns/a"});
+  // The second pass asks for priority 5: it comes back before a low key that waited longer.
+  f.controller->queue().add("ns/e", kLowPriority);
+  f.reconciler.held.clear();
+  f.reconciler.gate.cancel();
+  REQUIRE(run_until(f.io, [&] {
+    return f.reconciler.calls["ns/e"] == 1 && f.controller->queue().processing() == 0;
+  }));
+  CHECK(f.reconciler.order ==
+        std::vector<std::string>{"ns/a", "ns/b", "ns/c", "ns/a", "ns/a", "ns/e"});
+}
+
+TEST_CASE("controller: resyncs queue every key at low priority", "[controller]") {
+  Fixture f(1, 20ms, {"a"});
+  f.reconciler.held.insert("ns/a");  // the first resync's reconcile stays in flight
+  REQUIRE(run_until(f.io, [&] { return f.reconciler.in_flight["ns/a"] == 1; }));
+  // The next resync re-adds it while in flight; a live change arrives after that.
+  REQUIRE(run_until(f.io, [&] {
+    return f.metrics.render().find(
+               "workqueue_depth{controller=\"test\",name=\"test\",priority=\"-100\"} 1") !=
+           std::string::npos;
+  }));
+  f.controller->queue().add("ns/live");
+  f.reconciler.held.clear();
+  f.reconciler.gate.cancel();
+  REQUIRE(run_until(f.io, [&] { return f.reconciler.calls["ns/a"] >= 2; }));
+  CHECK(f.reconciler.order[0] == "ns/a");
+  CHECK(f.reconciler.order[1] == "ns/live");
+}
+
+TEST_CASE("controller: every key of the resync store is queued again each sync period",
+          "[controller]") {
+  Fixture f(4, 40ms, {"a", "b"});
   // Nothing was added by hand: every reconcile comes from a resync, at least three rounds.
   REQUIRE(run_until(
-      io, [&] { return reconciler.calls["ns/a"] >= 3 && reconciler.calls["ns/b"] >= 3; }));
-  controller.shut_down();
-  REQUIRE(run_until(io, [&] { return finished; }));
+      f.io, [&] { return f.reconciler.calls["ns/a"] >= 3 && f.reconciler.calls["ns/b"] >= 3; }));
 }
 
 TEST_CASE("controller: the heap is released once per idle spell, not after every reconcile",

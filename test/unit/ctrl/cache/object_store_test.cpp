@@ -44,6 +44,21 @@ TEST_CASE("store: replace swaps content and reports the difference", "[store]") 
   CHECK_FALSE(store.get("a/x"));
 }
 
+TEST_CASE("store: only the first list's adds are marked as from the initial list", "[store]") {
+  ObjectStore store;
+  for (const auto& c : store.apply(informer::Replace{{make_object("a", "x", "1")}})) {
+    CHECK(c.in_initial_list);
+  }
+  // A watch event, then a relist after a 410: changes seen live, however they arrive.
+  auto live = store.apply(informer::Upsert{make_object("a", "w", "2")});
+  REQUIRE(live.size() == 1);
+  CHECK_FALSE(live[0].in_initial_list);
+  auto relist = store.apply(informer::Replace{
+      {make_object("a", "x", "3"), make_object("a", "w", "2"), make_object("a", "v", "4")}});
+  REQUIRE(relist.size() == 2);  // x updated, v added
+  for (const auto& c : relist) CHECK_FALSE(c.in_initial_list);
+}
+
 TEST_CASE("store: upsert skips an unchanged resourceVersion", "[store]") {
   ObjectStore store;
   CHECK(store.apply(informer::Upsert{make_object("a", "x", "1")}).size() == 1);

@@ -30,10 +30,12 @@ struct Fixture {
     return keys;
   }
 
-  // The value of a series of this queue in the rendered text.
-  double metric(const std::string& name) {
+  // The value of a series of this queue in the rendered text (workqueue_depth: at priority 0).
+  double metric(const std::string& name, const std::string& priority = "0") {
     const std::string text = metrics.render();
-    const std::string prefix = name + "{controller=\"test\",name=\"test\"} ";
+    const std::string prefix =
+        name + "{controller=\"test\",name=\"test\"" +
+        (name == "workqueue_depth" ? ",priority=\"" + priority + "\"" : std::string()) + "} ";
     const auto pos = text.find(prefix);
     REQUIRE(pos != std::string::npos);
     return std::stod(text.substr(pos + prefix.size()));
@@ -294,4 +296,102 @@ TEST_CASE("a destroyed queue stops reporting its in-flight gauges", "[workqueue]
   ctrl::WorkQueue again("short-lived", clock, ctrl::default_controller_rate_limiter(clock),
                         metrics);
   CHECK(again.name() == "short-lived");
+}
+
+TEST_CASE("priorities: higher first, first-in first-out within each", "[workqueue]") {
+  Fixture f;
+  f.queue.add("ns/low1", ctrl::kLowPriority);
+  f.queue.add("ns/a");
+  f.queue.add("ns/low2", ctrl::kLowPriority);
+  f.queue.add("ns/high", 10);
+  f.queue.add("ns/b");
+  CHECK(f.queue.len() == 5);
+  CHECK(f.drain_ready() == Keys{"ns/high", "ns/a", "ns/b", "ns/low1", "ns/low2"});
+}
+
+TEST_CASE("priorities: a key added again at a higher one moves to the end of it; lower is a no-op",
+          "[workqueue]") {
+  Fixture f;
+  for (auto key : {"ns/a", "ns/b", "ns/c"}) f.queue.add(key, ctrl::kLowPriority);
+  f.queue.add("ns/x");
+  f.queue.add("ns/c");  // raised from low to 0: behind ns/x, which was at 0 first
+  f.queue.add("ns/x", ctrl::kLowPriority);  // lower: ns/x keeps 0 and its place
+  CHECK(f.queue.len() == 4);
+  CHECK(f.metric("workqueue_adds_total") == 4);  // a raise is not a second add
+  auto first = f.queue.get_with_priority();
+  REQUIRE(first);
+  CHECK(first->key == "ns/x");
+  CHECK(first->priority == 0);
+  auto second = f.queue.get_with_priority();
+  REQUIRE(second);
+  CHECK(second->key == "ns/c");
+  CHECK(second->priority == 0);
+  f.queue.done("ns/x");
+  f.queue.done("ns/c");
+  CHECK(f.drain_ready() == Keys{"ns/a", "ns/b"});
+}
+
+TEST_CASE("priorities: a key re-added while processing returns at the higher priority, at done",
+          "[workqueue]") {
+  Fixture f;
+  f.queue.add("ns/a", ctrl::kLowPriority);
+  f.queue.add("ns/b", ctrl::kLowPriority);
+  REQUIRE(f.queue.get() == std::optional<std::string>("ns/a"));
+  f.queue.add("ns/a", ctrl::kLowPriority);
+  f.queue.add("ns/a");        // raised while in flight
+  CHECK(f.queue.len() == 1);  // still not queued: never two reconciles of one key
+  f.queue.add("ns/c");
+  f.queue.done("ns/a");
+  // At done it joins the end of priority 0, behind ns/c, ahead of the low ns/b.
+  CHECK(f.drain_ready() == Keys{"ns/c", "ns/a", "ns/b"});
+}
+
+TEST_CASE("priorities: a delayed key keeps the higher priority and the earlier time",
+          "[workqueue]") {
+  Fixture f;
+  f.queue.add_after("ns/a", 2s, ctrl::kLowPriority);
+  f.queue.add_after("ns/a", 5s, 3);  // later: the time stays 2 s, the priority becomes 3
+  f.queue.add_after("ns/b", 1s, ctrl::kLowPriority);
+  f.queue.add("ns/c");
+  f.clock.step(2s);
+  CHECK(f.queue.advance() == 2);
+  auto first = f.queue.get_with_priority();
+  REQUIRE(first);
+  CHECK(first->key == "ns/a");
+  CHECK(first->priority == 3);
+  f.queue.done("ns/a");
+  CHECK(f.drain_ready() == Keys{"ns/c", "ns/b"});
+  // add_rate_limited carries the priority through the limiter's delay.
+  f.queue.add_rate_limited("ns/d", ctrl::kLowPriority);
+  f.queue.add("ns/e", ctrl::kLowPriority);
+  f.clock.step(1s);
+  f.queue.advance();
+  auto d = f.queue.get_with_priority();
+  REQUIRE(d);
+  CHECK(d->key == "ns/e");  // ns/d became ready later, at the same low priority
+  f.queue.done("ns/e");
+  d = f.queue.get_with_priority();
+  REQUIRE(d);
+  CHECK(d->key == "ns/d");
+  CHECK(d->priority == ctrl::kLowPriority);
+}
+
+TEST_CASE("priorities: workqueue_depth has a series per priority, capped in count", "[workqueue]") {
+  Fixture f;
+  CHECK(f.metric("workqueue_depth") == 0);  // shown before the first add
+  f.queue.add("ns/a", ctrl::kLowPriority);
+  f.queue.add("ns/b", ctrl::kLowPriority);
+  f.queue.add("ns/c");
+  CHECK(f.metric("workqueue_depth", "-100") == 2);
+  CHECK(f.metric("workqueue_depth", "0") == 1);
+  f.queue.add("ns/b");  // raised: moves between the series
+  CHECK(f.metric("workqueue_depth", "-100") == 1);
+  CHECK(f.metric("workqueue_depth", "0") == 2);
+  f.drain_ready();
+  CHECK(f.metric("workqueue_depth", "-100") == 0);
+  CHECK(f.metric("workqueue_depth", "0") == 0);
+  // As controller-runtime: past 25 distinct priorities, one placeholder series takes the rest.
+  for (int p = 1; p <= 30; ++p) f.queue.add("ns/p" + std::to_string(p), p);
+  CHECK(f.metric("workqueue_depth", "exceeded_cardinality_limit") == 7);
+  CHECK(f.metrics.render().find("priority=\"29\"") == std::string::npos);
 }
