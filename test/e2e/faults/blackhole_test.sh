@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Network blackhole: test/tools/blackhole_proxy sits between the operator and the API server and
-# stops forwarding for 2 minutes without closing anything (connections stay established, TCP
+# stops forwarding for 100 s without closing anything (connections stay established, TCP
 # keepalive is still answered). AppServices are created, edited and deleted meanwhile. The operator
 # must notice every dead watch within the documented bound (90 s: the API server sends a bookmark
 # every minute, docs/architecture.md), stay healthy, and reconcile the changes once traffic flows.
 # Only the operator's network is disturbed, so this runs on the shared control plane.
-# ctest: asan
+# No ASan twin: the fault is a timer (the idle deadline) and a reconnect, which every other fault
+# test also drives; a second run under ASan only adds its 90 s of waiting.
 source "$(dirname "$0")/lib.sh"
 shared_controlplane fault-blackhole
-blackhole_s=120 bound_s=90
+blackhole_s=100 bound_s=90
 start_proxy
 start_operator main --namespace "$ns"
 pid=$OP_PID_main
