@@ -309,7 +309,7 @@ TEST_CASE("priorities: higher first, first-in first-out within each", "[workqueu
   CHECK(f.drain_ready() == Keys{"ns/high", "ns/a", "ns/b", "ns/low1", "ns/low2"});
 }
 
-TEST_CASE("priorities: a key added again at a higher one moves to the end of it; lower is a no-op",
+TEST_CASE("priorities: a key added again at a higher one moves to its end, at a lower stays",
           "[workqueue]") {
   Fixture f;
   for (auto key : {"ns/a", "ns/b", "ns/c"}) f.queue.add(key, ctrl::kLowPriority);
