@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Smoke run of the side-by-side benchmark (test/bench/run.sh): 20 AppServices, one round, both
-# operators, on a control plane of its own (it measures, so it must not share the API server with
-# other tests). Proves the harness works; the figures are not judged here (docs/benchmarks.md).
+# Smoke run of the side-by-side benchmarks (test/bench/run.sh, then the restart scenario of
+# test/bench/restart.sh): 20 AppServices, one round, both operators, on a control plane of its own
+# (it measures, so it must not share the API server with other tests). Proves the harnesses work;
+# the figures are not judged here (docs/benchmarks.md).
 source "$(dirname "$0")/faults/lib.sh"
 export PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "SKIP: Go is not installed, the peer operator cannot be built"; exit 77; }
@@ -38,4 +39,16 @@ for figure in "start to ready (s)" "first create to all Available (s)" "peak RSS
 $(cat "$table")"
 done
 cat "$table"
+
+bash test/bench/restart.sh --kubeconfig "$KUBECONFIG" --counts 20 --idle 5 --out "$out" ||
+  fail "restart.sh failed"
+for op in ours peer; do
+  line=$(grep "^op=$op n=20 " "$out/restart.txt") || fail "no restart result for $op"
+  for key in ready_s edit_s bulk_s rss_mib writes_per_app cpu_s idle_writes; do
+    [[ " $line " =~ \ $key=[0-9.]+\  ]] || fail "restart $op: $key missing in: $line"
+  done
+done
+rows=$(grep -cE '^\| [^|]+ \| [0-9.]+ \| [0-9.]+ \| ([0-9.]+|-) \|$' "$out/restart.md" || true)
+[ "$rows" = 7 ] || fail "the restart table lacks figures:
+$(cat "$out/restart.md")"
 echo "PASS: bench_smoke"
