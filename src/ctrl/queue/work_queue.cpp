@@ -96,7 +96,7 @@ void WorkQueue::add_after(const std::string& key, Duration delay, int priority) 
     add(key, priority);
     return;
   }
-  TimePoint ready_at = clock_.now() + delay;
+  const TimePoint ready_at = clock_.now() + delay;
   // client-go's waitingLoop keeps one entry per key and only ever moves it earlier; the
   // priority is the higher of the two, as controller-runtime's AddWithOpts.
   if (auto known = waiting_by_key_.find(key); known != waiting_by_key_.end()) {
