@@ -28,7 +28,14 @@ images_at() { kubectl -n "$ns" get deployments -o jsonpath='{range .items[*]}{.s
 manifest nginx:1.27 | kubectl -n "$ns" apply -f - >/dev/null
 start_operator first --namespace "$ns"
 eventually 180 value_is "$n" images_at nginx:1.27
-# At rest first: every status and Event written, so the next process finds nothing to do.
+# At rest first: the Deployment controller has reported on every Deployment (on a loaded machine it
+# lags, and each late report is a real status change for the next process to write), then every
+# status and Event of ours is written.
+reported() {
+  kubectl -n "$ns" get deployments -o jsonpath='{range .items[*]}{.metadata.generation} {.status.observedGeneration} {.status.conditions[?(@.type=="Progressing")].reason}{"\n"}{end}' |
+    awk '$1 == $2 && $3 == "NewReplicaSetAvailable"' | wc -l
+}
+eventually 180 value_is "$n" reported
 writes_settled "$OP_METRICS_first"
 stop_operator "$OP_PID_first" || fail "the first operator did not exit cleanly"
 
