@@ -92,9 +92,13 @@ start() {
   pid=$!
 }
 stop() { kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=""; }
+# writes: requests other than GET so far. Fails when the metric is missing, so a renamed or dropped
+# metric cannot pass as "no writes".
 writes() {
-  curl -fsS "127.0.0.1:$metrics/metrics" |
-    awk '/^rest_client_requests_total/ && !/method="GET"/ {s+=$NF} END {print s+0}'
+  local body
+  body=$(curl -fsS "127.0.0.1:$metrics/metrics") || fail "no /metrics on port $metrics"
+  grep -q '^rest_client_requests_total{' <<<"$body" || fail "rest_client_requests_total missing"
+  awk '/^rest_client_requests_total/ && !/method="GET"/ {s+=$NF} END {print s+0}' <<<"$body"
 }
 ready() { curl -fsS "127.0.0.1:$health/readyz"; }
 # settled: the writes count has not moved for 5 s.
