@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# 200 AppServices converge. The first list is one request served by the API server's watch cache
-# (resourceVersion=0, as client-go's reflector asks; the cache ignores the page size, so standby
-# replicas and restarts do not read etcd); paging of quorum lists is proven in
-# faults/compaction_test.sh. Prints the time to converge and the operator's peak RSS.
+# SPDX-License-Identifier: Apache-2.0
+# 200 AppServices converge. The caches fill by streaming lists (a watch with
+# sendInitialEvents=true, client-go's default since v0.35): no list request at all, so no list
+# body is held whole; the fallback to paginated lists is proven in faults/watch_list_off_test.sh.
+# Prints the time to converge and the operator's peak RSS.
 # ctest: processors 2
 source "$(dirname "$0")/lib/common.sh"
 cd "${ASOP_SOURCE_DIR:?}"
@@ -28,11 +29,19 @@ eventually 600 value_is "$count" available
 elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$OP_PID_scale/status")
 echo "converged: $count AppServices in $(( elapsed_ms / 1000 )).$(printf %03d $(( elapsed_ms % 1000 )))s (operator start included); peak RSS $(( rss_kb / 1024 )) MiB"
-grep -q 'synced objects='"$count" "$OP_LOG_DIR/scale.log" || fail "the AppService informer did not list all $count"
-# The first list of AppServices: one request, served from the watch cache.
-first=$(grep -E "GET /apis/app\.example\.com/v1/namespaces/$ns/appservices\?[^ ]* -> 200" "$OP_LOG_DIR/scale.log" | grep -v 'watch=' | head -n 1)
-echo "first list: $first"
-grep -q 'resourceVersion=0' <<<"$first" || fail "the first list is not served from the watch cache: $first"
+log=$OP_LOG_DIR/scale.log
+grep -q 'informer="app.example.com/v1 appservices" synced objects='"$count"' lists=1 via=watch-list' "$log" ||
+  fail "the AppService informer did not stream all $count: $(grep synced "$log")"
+for informer in 'apps/v1 deployments' 'v1 services'; do
+  grep -q "informer=\"$informer\" synced objects=[0-9]* lists=1 via=watch-list" "$log" ||
+    fail "informer $informer did not sync by a streaming list: $(grep synced "$log")"
+done
+# One stream per informer, and not one list request.
+streams=$(grep -cE "GET /apis?/[^ ]*/namespaces/$ns/[a-z]+\?watch=1[^ ]*sendInitialEvents=true[^ ]* on [^ ]* -> 200" "$log" || true)
+lists=$(grep -E "GET /apis?/[^ ]*/namespaces/$ns/[a-z]+\?[^ ]* -> " "$log" | grep -cv 'watch=1' || true)
+echo "streaming lists: $streams, list requests: $lists"
+[ "$streams" = 3 ] || fail "want 3 streaming lists, got $streams"
+[ "$lists" = 0 ] || fail "$lists list requests: $(grep -E "GET /apis?/[^ ]*/namespaces/$ns/[a-z]+\?" "$log" | grep -v 'watch=1')"
 [ "$(kubectl get deployments -n "$ns" -o name | wc -l)" = "$count" ] || fail "not $count Deployments"
 
 # Clean up while the operator runs, so the finalizers are removed.

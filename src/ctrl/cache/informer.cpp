@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/cache/informer.h"
 
 #include <glog/logging.h>
@@ -55,7 +56,9 @@ Informer::Informer(asio::any_io_executor ex, std::shared_ptr<kube::RestClient> c
       clock_(clock),
       random_(random),
       backoff_(clock, random, options_.backoff),
-      name_(options_.collection.api_version() + " " + options_.collection.resource) {}
+      name_(options_.collection.api_version() + " " + options_.collection.resource) {
+  state_.stream_lists = options_.stream_lists;
+}
 
 void Informer::transform(rapidjson::Document& object) const {
   if (options_.transform) {
@@ -87,27 +90,32 @@ asio::awaitable<void> Informer::run() {
     const bool was_current = current_;
     const auto lists_before = lists_completed_;
     state_ = std::move(result.state);
+    if (!result.fell_back.empty()) {
+      LOG(WARNING) << "informer=\"" << name_
+                   << "\" streaming list not served, listing instead: " << result.fell_back;
+    }
     apply(std::move(result.ops));
     current_ = informer::is_current(state_);
     if (lists_completed_ > lists_before && lists_completed_ > 1) {
       LOG(INFO) << "informer=\"" << name_ << "\" relisted objects=" << store_.size()
-                << " relists=" << lists_completed_ - 1;
+                << " relists=" << lists_completed_ - 1
+                << " via=" << (streamed_ ? "watch-list" : "list");
     }
     if (!was_current && current_) {
       LOG(INFO) << "informer=\"" << name_ << "\" synced objects=" << store_.size()
-                << " lists=" << lists_completed_;
+                << " lists=" << lists_completed_ << " via=" << (streamed_ ? "watch-list" : "list");
     } else if (was_current && !current_) {
       LOG(WARNING) << "informer=\"" << name_ << "\" not synced: relisting";
     }
     if (stopping_) break;
-    auto input = co_await std::visit(
-        Overloaded{
-            [&](informer::DoList& a) { return list_page(std::move(a)); },
-            [&](informer::DoWatch& a) { return open_watch(std::move(a.resource_version)); },
-            [&](informer::KeepReading&) { return read_event(); },
-            [&](informer::DoBackoff& a) { return back_off(std::move(a)); },
-        },
-        result.next);
+    auto input =
+        co_await std::visit(Overloaded{
+                                [&](informer::DoList& a) { return list_page(std::move(a)); },
+                                [&](informer::DoWatch& a) { return open_watch(std::move(a)); },
+                                [&](informer::KeepReading&) { return read_event(); },
+                                [&](informer::DoBackoff& a) { return back_off(std::move(a)); },
+                            },
+                            result.next);
     if (stopping_) break;
     result = informer::step(std::move(state_), std::move(input));
   }
@@ -128,6 +136,7 @@ asio::awaitable<informer::Input> Informer::list_page(informer::DoList what) {
   // Later pages are pinned to the first page's snapshot by the continue token.
   if (what.continue_token.empty()) options.resource_version = what.resource_version;
   options.continue_token = std::move(what.continue_token);
+  streamed_ = false;
   if (!what.paginate) {
     LOG(WARNING) << "informer=\"" << name_
                  << "\" continue token expired mid-list: listing everything in one request";
@@ -146,9 +155,11 @@ asio::awaitable<informer::Input> Informer::list_page(informer::DoList what) {
   co_return page;
 }
 
-asio::awaitable<informer::Input> Informer::open_watch(std::string resource_version) {
+asio::awaitable<informer::Input> Informer::open_watch(informer::DoWatch what) {
   kube::WatchOptions options;
-  options.resource_version = std::move(resource_version);
+  options.resource_version = std::move(what.resource_version);
+  options.send_initial_events = what.send_initial_events;
+  if (what.send_initial_events) streamed_ = true;
   options.timeout_seconds = static_cast<int>(
       random_.int_between(options_.min_watch_timeout.count(), options_.max_watch_timeout.count()));
   options.allow_watch_bookmarks = true;
@@ -208,8 +219,10 @@ asio::awaitable<informer::Input> Informer::read_event() {
                               ev.type == kube::WatchEvent::Type::deleted;
   if (ev.object && carries_object) {
     transform(*ev.object);
-    // No compact copy: the store keeps the event's object as text, and this parse is freed once
-    // the handlers have seen it.
+    // Live events need no compact copy: the store keeps the object as text, and this parse is
+    // freed once the handlers have seen it. A streaming list's initial events are all held until
+    // its end: those are copied out compactly, as list items are.
+    if (state_.phase == informer::Phase::streaming) ev.object = compact_object(*ev.object);
   }
   co_return informer::Event{std::move(ev)};
 }

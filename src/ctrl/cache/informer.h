@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Room src/ctrl/cache/: informers: the list+watch state machine and its driver, the object store
@@ -52,6 +53,9 @@ class Informer {
     // A watch silent this long is presumed dead and re-opened at once. 0: the stream's default
     // (kube::WatchStream::idle_timeout_for: 90 s, as the server sends a bookmark every minute).
     std::chrono::milliseconds watch_idle_timeout{0};
+    // Lists stream through a watch (sendInitialEvents, client-go's WatchListClient), so no list
+    // body is held whole; falls back to paginated lists when the server does not serve them.
+    bool stream_lists = false;
   };
   using Handler = std::function<void(const StoreChange&)>;
 
@@ -78,7 +82,7 @@ class Informer {
 
  private:
   boost::asio::awaitable<informer::Input> list_page(informer::DoList what);
-  boost::asio::awaitable<informer::Input> open_watch(std::string resource_version);
+  boost::asio::awaitable<informer::Input> open_watch(informer::DoWatch what);
   boost::asio::awaitable<informer::Input> read_event();
   boost::asio::awaitable<informer::Input> back_off(informer::DoBackoff what);
   void apply(std::vector<informer::StoreOp> ops);
@@ -98,7 +102,8 @@ class Informer {
   Clock::TimePoint watch_opened_{};
   std::unique_ptr<boost::asio::steady_timer> timer_;
   std::uint64_t lists_completed_ = 0;
-  bool current_ = false;  // informer::is_current(state_), kept while state_ is inside step()
+  bool current_ = false;   // informer::is_current(state_), kept while state_ is inside step()
+  bool streamed_ = false;  // the last list was a streaming one (for the log)
   bool stopping_ = false;
 };
 

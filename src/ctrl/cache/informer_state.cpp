@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/cache/informer_state.h"
 
 #include <glog/logging.h>
@@ -5,17 +6,57 @@
 #include <utility>
 
 #include "ctrl/base/overloaded.h"
+#include "ctrl/object/object_meta.h"
 
 namespace ctrl::informer {
 namespace {
 
-Step relist(State state) {
+Step list(State state) {
   state.phase = Phase::listing;
   state.continue_token.clear();
   state.pending.clear();
   state.full_list = false;
   DoList next{{}, state.list_resource_version, true};
   return {std::move(state), {}, std::move(next)};
+}
+
+// A streaming list always asks for a consistent snapshot (resourceVersion ""), as client-go does
+// for its first one and after a 410: served from the watch cache once it has caught up with etcd.
+Step relist(State state) {
+  if (!state.stream_lists) return list(std::move(state));
+  state.phase = Phase::streaming;
+  state.continue_token.clear();
+  state.pending.clear();
+  state.full_list = false;
+  return {std::move(state), {}, DoWatch{{}, true}};
+}
+
+// The server will not stream this list: refused the parameters (an API server before 1.27, or
+// with the WatchList gate off, answers 422 or 400), or ignored them (a plain watch: a bookmark
+// without the initial-events-end annotation, or a watch closed at once). List instead, now.
+Step fall_back_to_list(State state, std::string why) {
+  auto next = list(std::move(state));
+  next.fell_back = std::move(why);
+  return next;
+}
+
+// Failures the server would answer a list with too: retry the stream after the backoff.
+bool stream_worth_retrying(const kube::ApiError& error) {
+  return error.is(kube::Errc::gone) || error.is(kube::Errc::too_many_requests) ||
+         error.is(kube::Errc::unavailable) || error.is(kube::Errc::timeout) ||
+         error.is(kube::Errc::internal) || error.is(kube::Errc::unauthorized);
+}
+
+// Applies one event of a streaming list's initial events to the objects gathered so far. Only
+// ADDED is expected; the others are kept correct anyway (client-go applies them to its
+// temporary store).
+void gather(State& state, kube::WatchEvent& ev) {
+  if (ev.type == kube::WatchEvent::Type::deleted) {
+    const auto key = object_key(*ev.object);
+    std::erase_if(state.pending, [&](const ObjectPtr& o) { return object_key(*o) == key; });
+    return;
+  }
+  state.pending.push_back(std::move(ev.object));
 }
 
 Step back_off(State state, bool relist, const kube::ApiError& error) {
@@ -57,6 +98,7 @@ bool is_current(const State& state) {
       return !state.relist_after_backoff;
     case Phase::empty:
     case Phase::listing:
+    case Phase::streaming:
       return false;
   }
   return false;
@@ -68,6 +110,8 @@ const char* to_string(Phase phase) {
       return "empty";
     case Phase::listing:
       return "listing";
+    case Phase::streaming:
+      return "streaming";
     case Phase::listed:
       return "listed";
     case Phase::watching:
@@ -123,18 +167,36 @@ Step step(State state, Input input) {
             return back_off(std::move(state), true, failed.error);
           },
           [&](WatchOpened&) -> Step {
+            if (state.phase == Phase::streaming) return {std::move(state), {}, KeepReading{}};
             expect(state, Phase::listed, "watch opened");
             state.phase = Phase::watching;
             return {std::move(state), {}, KeepReading{}};
           },
           [&](Event& in) -> Step {
-            expect(state, Phase::watching, "watch event");
             auto& ev = in.event;
             if (ev.type == kube::WatchEvent::Type::error) {
               kube::ApiError error = ev.error ? *ev.error : kube::ApiError{};
               if (!ev.error) error.code = kube::Errc::unknown;
               return step(std::move(state), WatchFailed{std::move(error)});
             }
+            if (state.phase == Phase::streaming) {
+              if (ev.type != kube::WatchEvent::Type::bookmark) {
+                gather(state, ev);
+                return {std::move(state), {}, KeepReading{}};
+              }
+              if (!ev.initial_events_end) {
+                return fall_back_to_list(std::move(state),
+                                         "a bookmark before the initial events end");
+              }
+              // The list is complete at the bookmark's resourceVersion; the stream goes on.
+              std::vector<StoreOp> ops{Replace{std::move(state.pending)}};
+              state.pending.clear();
+              state.resource_version = ev.resource_version;
+              state.phase = Phase::watching;
+              state.synced = true;
+              return {std::move(state), std::move(ops), KeepReading{}};
+            }
+            expect(state, Phase::watching, "watch event");
             if (!ev.resource_version.empty()) state.resource_version = ev.resource_version;
             std::vector<StoreOp> ops;
             switch (ev.type) {
@@ -152,18 +214,32 @@ Step step(State state, Input input) {
             return {std::move(state), std::move(ops), KeepReading{}};
           },
           [&](WatchEnded& ended) -> Step {
+            const bool short_and_empty = ended.elapsed < kShortWatch && ended.events == 0;
+            kube::ApiError error;
+            error.code = kube::Errc::unavailable;
+            error.message = "watch closed after " + std::to_string(ended.elapsed.count()) +
+                            " ms with no events";
+            if (state.phase == Phase::streaming) {
+              if (short_and_empty) return fall_back_to_list(std::move(state), error.message);
+              error.message = "watch closed after " + std::to_string(ended.events) +
+                              " events, before the initial events ended";
+              return back_off(std::move(state), true, error);
+            }
             CHECK(state.phase == Phase::watching || state.phase == Phase::listed)
                 << "informer: watch end in phase " << to_string(state.phase);
-            if (ended.elapsed < kShortWatch && ended.events == 0) {
-              kube::ApiError error;
-              error.code = kube::Errc::unavailable;
-              error.message = "watch closed after " + std::to_string(ended.elapsed.count()) +
-                              " ms with no events";
-              return back_off(std::move(state), false, error);
-            }
+            if (short_and_empty) return back_off(std::move(state), false, error);
             return rewatch(std::move(state));
           },
           [&](WatchFailed& failed) -> Step {
+            if (state.phase == Phase::streaming) {
+              if (failed.error.is(kube::Errc::gone)) {
+                return relist_after_gone(std::move(state), failed.error);
+              }
+              if (stream_worth_retrying(failed.error)) {
+                return back_off(std::move(state), true, failed.error);
+              }
+              return fall_back_to_list(std::move(state), failed.error.describe());
+            }
             CHECK(state.phase == Phase::watching || state.phase == Phase::listed)
                 << "informer: watch failure in phase " << to_string(state.phase);
             // Too old a resourceVersion (HTTP 410 or an ERROR event): only a relist recovers. It

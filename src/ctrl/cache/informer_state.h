@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 #include <rapidjson/document.h>
@@ -27,6 +28,16 @@ using ObjectPtr = std::shared_ptr<const rapidjson::Document>;
 //   empty --Start--> listing{continue} --last page--> listed{rv} --WatchOpened--> watching{rv}
 //   any failure --> backing_off --BackoffDone--> listing (relist) or listed (re-watch)
 //
+// With State::stream_lists, every (re)list is a streaming list instead (WatchList, client-go's
+// default since v0.35): one watch with sendInitialEvents=true sends the current objects as ADDED
+// events, and the bookmark annotated k8s.io/initial-events-end completes the list; the same
+// stream then goes on as the watch, so no list body is ever held whole.
+//
+//   empty --Start--> streaming --initial-events-end bookmark--> watching{rv}
+//   streaming --refused (400/403/422...), or a bookmark without the annotation, or a watch that
+//             closed at once with nothing--> listing (this relist only, as client-go falls back)
+//   streaming --any other failure or an early end--> backing_off --> streaming
+//
 // Like client-go's reflector and pager: the first list asks for resourceVersion "0" (served from
 // the API server's watch cache, not a quorum read of etcd); an expired continue token falls back
 // to one unpaginated list (FullListIfExpired); a 410 makes every later list a quorum read ("")
@@ -34,12 +45,12 @@ using ObjectPtr = std::shared_ptr<const rapidjson::Document>;
 // over the client's cap (Errc::response_too_large) backs off and then lists from etcd, paginated.
 namespace informer {
 
-enum class Phase { empty, listing, listed, watching, backing_off };
+enum class Phase { empty, listing, streaming, listed, watching, backing_off };
 
 struct State {
   Phase phase = Phase::empty;
   std::string continue_token;        // listing: the next page
-  std::vector<ObjectPtr> pending;    // listing: items of the pages so far
+  std::vector<ObjectPtr> pending;    // listing, streaming: items so far
   std::string resource_version;      // listed/watching: where a watch (re)starts
   bool relist_after_backoff = true;  // backing_off: relist, or re-watch from resource_version
   bool synced = false;               // the first full list was delivered
@@ -47,6 +58,8 @@ struct State {
   // said 410, then "" (most recent, a quorum read) so the cache can only move forward.
   std::string list_resource_version = "0";
   bool full_list = false;  // listing: one unpaginated request after a continue token expired
+  // Relists stream (set once by the driver); a refusal falls back to a list for that relist only.
+  bool stream_lists = false;
 };
 
 // True while the store holds a complete list that the informer keeps current: listed, watching,
@@ -101,6 +114,8 @@ struct DoList {
 };
 struct DoWatch {
   std::string resource_version;
+  // A streaming list: sendInitialEvents=true, resourceVersionMatch=NotOlderThan.
+  bool send_initial_events = false;
 };
 struct DoBackoff {
   // Retry-After from a 429/503, a floor under the driver's exponential backoff.
@@ -114,6 +129,8 @@ struct Step {
   State state;
   std::vector<StoreOp> ops;
   Action next;
+  // Set when a streaming list was not served and this step lists instead: why, for the log.
+  std::string fell_back = {};
 };
 
 // A watch that ends this quickly without events counts as a failure, as in client-go (it would

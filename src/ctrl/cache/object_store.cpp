@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/cache/object_store.h"
 
 #include <glog/logging.h>

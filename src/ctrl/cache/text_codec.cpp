@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/cache/text_codec.h"
 
 #include <glog/logging.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kube/watch/watch_decoder.h"
 
 #include <rapidjson/error/en.h>
@@ -114,6 +115,11 @@ WatchDecoder::Item decode_event(std::string_view line, std::uint64_t number) {
   if (event.type == WatchEvent::Type::bookmark && event.resource_version.empty()) {
     return decode_error(Kind::invalid_event, number, "BOOKMARK without metadata.resourceVersion",
                         line);
+  }
+  if (event.type == WatchEvent::Type::bookmark) {
+    const auto* annotations = json::member(json::member(doc.get(), "metadata"), "annotations");
+    event.initial_events_end =
+        json::string_view(json::member(annotations, kInitialEventsEndAnnotation.data())) == "true";
   }
   if (event.type == WatchEvent::Type::error) event.error = api_error_from_status(*doc);
   event.object = std::move(doc);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 #include <rapidjson/document.h>
@@ -26,7 +27,13 @@ struct WatchEvent {
   // Filled for ERROR only, from the Status: code 410 / reason Expired is Errc::gone, exactly as an
   // HTTP 410 would be.
   std::optional<ApiError> error;
+  // BOOKMARK only: annotated k8s.io/initial-events-end "true", the end of a streaming list's
+  // initial events (WatchOptions::send_initial_events).
+  bool initial_events_end = false;
 };
+
+// The annotation on the bookmark that ends a streaming list's initial events.
+inline constexpr std::string_view kInitialEventsEndAnnotation = "k8s.io/initial-events-end";
 
 // The wire name: "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR".
 constexpr std::string_view to_string(WatchEvent::Type type) {

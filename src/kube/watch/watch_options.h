@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,11 @@ struct WatchOptions {
   std::string resource_version;  // from the list, or the last event seen; empty: "now"
   int timeout_seconds = 0;       // server ends the watch cleanly after this; 0: not sent
   bool allow_watch_bookmarks = true;
+  // A streaming list (WatchList, KEP-3157): the server first sends every current object as ADDED,
+  // then a BOOKMARK annotated k8s.io/initial-events-end, then changes as any watch does. Sent with
+  // resourceVersionMatch=NotOlderThan, as client-go's reflector does; resource_version "" asks for
+  // a consistent (most recent) snapshot.
+  bool send_initial_events = false;
   std::string label_selector;
   std::string field_selector;
   // Every read must complete within this, or the watch fails with Errc::timeout (a half-open

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kube/watch/watch_stream.h"
 
 #include <glog/logging.h>
@@ -40,6 +41,10 @@ UrlQuery WatchStream::query(const WatchOptions& options) {
   q.add_if("resourceVersion", options.resource_version);
   if (options.timeout_seconds > 0) q.add("timeoutSeconds", std::to_string(options.timeout_seconds));
   if (options.allow_watch_bookmarks) q.add("allowWatchBookmarks", "true");
+  if (options.send_initial_events) {
+    q.add("sendInitialEvents", "true");
+    q.add("resourceVersionMatch", "NotOlderThan");
+  }
   q.add_if("labelSelector", options.label_selector);
   q.add_if("fieldSelector", options.field_selector);
   return q;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Room src/kube/watch/: watch streams: newline-delimited JSON framing independent of chunks, watch

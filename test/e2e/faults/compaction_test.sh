@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # etcd compaction with the watch cache off: an own control plane runs kube-apiserver with
 # --watch-cache=false, so a watch goes to etcd itself. The operator talks through
 # test/tools/blackhole_proxy, which cuts its connections; while it is cut off, AppServices and
@@ -14,9 +15,10 @@
 source "$(dirname "$0")/lib.sh"
 APISERVER_EXTRA_ARGS=--watch-cache=false own_controlplane
 start_proxy
-# --list-page-size 2: with the watch cache off, the relist reads etcd and must page (counted in
-# the -v 4 request log).
-start_operator main --list-page-size 2 -v 4
+# -v 4 logs each request: the relist is a streaming list from etcd (a watch with
+# sendInitialEvents=true and no resourceVersion), not a list. Paged lists from etcd, the fallback,
+# are proven in watch_list_off_test.sh.
+start_operator main -v 4
 pid=$OP_PID_main
 log=$OP_LOG_DIR/main.log
 for a in keep1 gone1 child1 edit1; do app $a 1 nginx:1.27; done
@@ -48,13 +50,14 @@ recover_ms=$(( $(now_ms) - flow_ms ))
 after=$(tail -n +"$(( lines_before + 1 ))" "$log")
 relists=$(grep -c 'relisted objects=' <<<"$after" || true)
 [ "$relists" -ge 1 ] || fail "no informer relisted after the compaction: $after"
-grep -q 'informer="app.example.com/v1 appservices" relisted objects=4 ' <<<"$after" ||
-  fail "the AppService cache does not hold exactly the 4 AppServices left: $(grep relisted <<<"$after")"
-# The relist of 4 AppServices in pages of 2: a first page, then one that carries its continue token.
-pages=$(grep -cE 'GET /apis/app\.example\.com/v1/appservices\?[^ ]*limit=2[^0-9][^ ]* -> 200' <<<"$after" || true)
-continued=$(grep -cE 'GET /apis/app\.example\.com/v1/appservices\?[^ ]*continue=[^ ]* -> 200' <<<"$after" || true)
-echo "AppService list requests after the compaction: $pages with limit=2, $continued of them continued"
-[ "$continued" -ge 1 ] || fail "--list-page-size 2 did not page the relist ($pages list requests)"
+grep -qE 'informer="app.example.com/v1 appservices" relisted objects=4 relists=[0-9]+ via=watch-list' <<<"$after" ||
+  fail "the AppService cache does not hold exactly the 4 AppServices left, streamed: $(grep relisted <<<"$after")"
+# The relist streamed a consistent snapshot (no resourceVersion: the old one is compacted away).
+streams=$(grep -cE 'GET /apis/app\.example\.com/v1/appservices\?watch=1&timeoutSeconds=[0-9]+&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan on [^ ]* -> 200' <<<"$after" || true)
+lists=$(grep -E 'GET /apis/app\.example\.com/v1/appservices\?[^ ]* -> ' <<<"$after" | grep -cv 'watch=1' || true)
+echo "AppService requests after the compaction: $streams streaming lists, $lists lists"
+[ "$streams" -ge 1 ] || fail "the AppService relist was not a streaming list from the latest state"
+[ "$lists" = 0 ] || fail "$lists AppService list requests after the compaction"
 # At rest, gone1 has no children: a stale cache entry would have the operator recreate them (and
 # the garbage collector delete them again) in a loop. (Until every informer relisted, one
 # recreation may slip through; the garbage collector removes it and the operator must then rest.)

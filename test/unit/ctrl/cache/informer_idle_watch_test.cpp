@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The informer's driver against a fake API server: what it does when a watch goes silent.
 
 #include <boost/asio/co_spawn.hpp>

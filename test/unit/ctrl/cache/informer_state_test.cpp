@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/cache/informer_state.h"
 
 #include <catch2/catch.hpp>
@@ -240,4 +241,167 @@ TEST_CASE("informer: watch connection failures back off and resume from the RV",
                 WatchFailed{error_of(kube::Errc::too_many_requests, std::chrono::seconds(2))});
   REQUIRE(std::holds_alternative<DoBackoff>(r.next));
   CHECK(std::get<DoBackoff>(r.next).at_least == std::chrono::seconds(2));
+}
+
+// Streaming lists (WatchList): sendInitialEvents, the initial-events-end bookmark, and the
+// fallback to a list when the server does not serve them.
+namespace {
+
+kube::WatchEvent end_bookmark(const std::string& rv, bool annotated = true) {
+  auto doc = std::make_shared<rapidjson::Document>();
+  doc->Parse(R"({"metadata":{"resourceVersion":")" + rv + "\"}}");
+  kube::WatchEvent ev;
+  ev.type = kube::WatchEvent::Type::bookmark;
+  ev.resource_version = rv;
+  ev.object = doc;
+  ev.initial_events_end = annotated;
+  return ev;
+}
+
+State streaming_state() {
+  State s;
+  s.stream_lists = true;
+  auto r = step(std::move(s), Start{});
+  return step(std::move(r.state), WatchOpened{}).state;
+}
+
+bool streams(const Action& next) {
+  return std::holds_alternative<DoWatch>(next) && std::get<DoWatch>(next).send_initial_events &&
+         std::get<DoWatch>(next).resource_version.empty();
+}
+
+}  // namespace
+
+TEST_CASE("informer streaming: start opens a watch with initial events, a consistent snapshot",
+          "[informer]") {
+  State s;
+  s.stream_lists = true;
+  auto r = step(std::move(s), Start{});
+  CHECK(r.state.phase == Phase::streaming);
+  CHECK(streams(r.next));
+  CHECK(r.ops.empty());
+  CHECK_FALSE(is_current(r.state));
+  r = step(std::move(r.state), WatchOpened{});
+  CHECK(r.state.phase == Phase::streaming);
+  CHECK(std::holds_alternative<KeepReading>(r.next));
+}
+
+TEST_CASE("informer streaming: initial events gather until the end bookmark, then one Replace",
+          "[informer]") {
+  auto r = step(streaming_state(),
+                Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "a", "5"))});
+  CHECK(r.ops.empty());  // nothing reaches the cache before the list is complete
+  r = step(std::move(r.state),
+           Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "b", "7"))});
+  r = step(std::move(r.state),
+           Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "c", "6"))});
+  r = step(std::move(r.state),
+           Event{watch_event(kube::WatchEvent::Type::deleted, make_object("ns", "c", "8"))});
+  CHECK(r.ops.empty());
+  CHECK_FALSE(is_current(r.state));
+  CHECK(r.state.pending.size() == 2);
+  r = step(std::move(r.state), Event{end_bookmark("9")});
+  REQUIRE(r.ops.size() == 1);
+  REQUIRE(std::holds_alternative<Replace>(r.ops[0]));
+  CHECK(std::get<Replace>(r.ops[0]).items.size() == 2);
+  // The same stream goes on as the watch, from the bookmark's resourceVersion.
+  CHECK(r.state.phase == Phase::watching);
+  CHECK(r.state.resource_version == "9");
+  CHECK(r.state.synced);
+  CHECK(is_current(r.state));
+  CHECK(std::holds_alternative<KeepReading>(r.next));
+  r = step(std::move(r.state),
+           Event{watch_event(kube::WatchEvent::Type::modified, make_object("ns", "a", "10"))});
+  REQUIRE(r.ops.size() == 1);
+  CHECK(std::holds_alternative<Upsert>(r.ops[0]));
+  CHECK(r.state.resource_version == "10");
+}
+
+TEST_CASE("informer streaming: a refused stream falls back to a paginated list at once",
+          "[informer]") {
+  // The API server with WatchList off answers 422 (sendInitialEvents forbidden); an older one
+  // 400. client-go lists instead, for this relist.
+  for (auto code : {kube::Errc::invalid, kube::Errc::bad_request, kube::Errc::forbidden}) {
+    auto r = step(streaming_state(), WatchFailed{error_of(code)});
+    CHECK(r.state.phase == Phase::listing);
+    CHECK_FALSE(r.fell_back.empty());  // the driver logs why
+    REQUIRE(std::holds_alternative<DoList>(r.next));
+    CHECK(std::get<DoList>(r.next).paginate);
+    r = step(std::move(r.state), ListPage{{make_object("ns", "a", "5")}, "", "10"});
+    REQUIRE(r.ops.size() == 1);
+    CHECK(std::holds_alternative<Replace>(r.ops[0]));
+    REQUIRE(std::holds_alternative<DoWatch>(r.next));
+    CHECK_FALSE(std::get<DoWatch>(r.next).send_initial_events);
+    CHECK(std::get<DoWatch>(r.next).resource_version == "10");
+    CHECK(r.state.stream_lists);  // the next relist tries streaming again, as client-go does
+  }
+}
+
+TEST_CASE("informer streaming: a server that ignores sendInitialEvents is detected", "[informer]") {
+  SECTION("a bookmark without the annotation before the initial events ended") {
+    auto r = step(streaming_state(),
+                  Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "a", "5"))});
+    r = step(std::move(r.state), Event{end_bookmark("9", false)});
+    CHECK(r.ops.empty());
+    CHECK(r.state.phase == Phase::listing);
+    CHECK(r.state.pending.empty());
+    CHECK(std::holds_alternative<DoList>(r.next));
+  }
+  SECTION("a watch closed at once with nothing") {
+    auto r = step(streaming_state(), WatchEnded{std::chrono::milliseconds(20), 0});
+    CHECK(r.state.phase == Phase::listing);
+    CHECK(std::holds_alternative<DoList>(r.next));
+  }
+}
+
+TEST_CASE("informer streaming: failures a list would share back off and stream again",
+          "[informer]") {
+  SECTION("503 on open") {
+    auto r = step(streaming_state(), WatchFailed{error_of(kube::Errc::unavailable)});
+    CHECK(r.state.phase == Phase::backing_off);
+    REQUIRE(std::holds_alternative<DoBackoff>(r.next));
+    r = step(std::move(r.state), BackoffDone{});
+    CHECK(streams(r.next));
+  }
+  SECTION("the stream ends after some events, before the end bookmark") {
+    auto r = step(streaming_state(),
+                  Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "a", "5"))});
+    r = step(std::move(r.state), WatchEnded{std::chrono::milliseconds(5000), 1});
+    CHECK(r.state.phase == Phase::backing_off);
+    CHECK(r.state.pending.empty());  // a half-streamed list never reaches the cache
+    CHECK(r.ops.empty());
+    r = step(std::move(r.state), BackoffDone{});
+    CHECK(streams(r.next));
+  }
+  SECTION("an ERROR 410 event") {
+    auto r = step(streaming_state(), WatchFailed{error_of(kube::Errc::gone)});
+    CHECK(r.state.phase == Phase::backing_off);
+    CHECK(r.state.list_resource_version.empty());
+    r = step(std::move(r.state), BackoffDone{});
+    CHECK(streams(r.next));
+  }
+}
+
+TEST_CASE(
+    "informer streaming: a 410 while watching relists by streaming; the cache stays until "
+    "the new list is complete",
+    "[informer]") {
+  auto r = step(streaming_state(),
+                Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "a", "5"))});
+  r = step(std::move(r.state), Event{end_bookmark("9")});
+  REQUIRE(is_current(r.state));
+  r = step(std::move(r.state), WatchFailed{error_of(kube::Errc::gone)});
+  CHECK_FALSE(is_current(r.state));
+  r = step(std::move(r.state), BackoffDone{});
+  CHECK(streams(r.next));
+  CHECK(r.ops.empty());
+  r = step(std::move(r.state), WatchOpened{});
+  r = step(std::move(r.state),
+           Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "b", "11"))});
+  CHECK(r.ops.empty());
+  CHECK_FALSE(is_current(r.state));
+  r = step(std::move(r.state), Event{end_bookmark("12")});
+  REQUIRE(r.ops.size() == 1);
+  CHECK(std::get<Replace>(r.ops[0]).items.size() == 1);
+  CHECK(is_current(r.state));
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The informer's driver coroutine against a fake API server: what it asks for (resourceVersion,
 // limit, continue), how long it waits between failures, and when it reports itself current.
 
@@ -65,7 +66,8 @@ struct Fixture {
 
   std::unique_ptr<ctrl::Informer> informer(std::int64_t page_size = 500,
                                            std::chrono::milliseconds initial_backoff = 40ms,
-                                           std::chrono::milliseconds max_backoff = 320ms) {
+                                           std::chrono::milliseconds max_backoff = 320ms,
+                                           bool stream_lists = false) {
     kube::RestConfig c;
     c.scheme = "http";
     c.host = "127.0.0.1";
@@ -78,6 +80,7 @@ struct Fixture {
     o.backoff.initial = initial_backoff;
     o.backoff.max = max_backoff;
     o.backoff.jitter = 0;
+    o.stream_lists = stream_lists;
     return std::make_unique<ctrl::Informer>(io.get_executor(), client, o, clock, random);
   }
 
@@ -216,6 +219,92 @@ TEST_CASE("informer driver: an expired continue token falls back to one full lis
     REQUIRE(co_await wait_for([&] { return f.server.requests() >= 4; }));
     CHECK(is_watch(seen[3]));
     CHECK(has(seen[3], "resourceVersion=7"));
+    informer->stop();
+  }());
+}
+
+namespace {
+
+std::string added(char name, int rv) {
+  return R"({"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":)"
+         R"({"namespace":"ns","name":")" +
+         std::string(1, name) + R"(","resourceVersion":")" + std::to_string(rv) + R"(","uid":"u)" +
+         std::string(1, name) + "\"}}}\n";
+}
+
+std::string initial_events_end(int rv) {
+  return R"({"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":)"
+         R"({"resourceVersion":")" +
+         std::to_string(rv) +
+         R"(","annotations":{"k8s.io/initial-events-end":"true"}}}})"
+         "\n";
+}
+
+}  // namespace
+
+TEST_CASE("informer driver: a streaming list fills the cache from one watch, which goes on",
+          "[informer]") {
+  Fixture f;
+  f.handler = [&](const Request& r) {
+    if (is_watch(r) && has(r, "sendInitialEvents=true")) {
+      return Reply::stream_of({added('a', 5), added('b', 7), initial_events_end(9), added('c', 10)},
+                              true);
+    }
+    return Reply::json(500, status(500, "InternalError"));
+  };
+  auto informer = f.informer(500, 40ms, 320ms, true);
+  std::vector<std::string> seen_adds;
+  informer->add_handler([&](const ctrl::StoreChange& c) {
+    seen_adds.push_back(std::string(c.new_object->operator[]("metadata")["name"].GetString()) +
+                        (c.in_initial_list ? "/initial" : "/live"));
+  });
+  f.run(*informer, [&]() -> awaitable<void> {
+    asio::co_spawn(f.io, informer->run(), asio::detached);
+    REQUIRE(co_await wait_for([&] { return informer->store().size() == 3; }));
+    CHECK(informer->is_current());
+    CHECK(informer->lists_completed() == 1);
+    // One request: no list, and the watch after the list is the same stream.
+    REQUIRE(f.server.requests() == 1);
+    const auto& r = f.server.seen()[0];
+    CHECK(is_watch(r));
+    CHECK(has(r, "resourceVersionMatch=NotOlderThan"));
+    CHECK(has(r, "allowWatchBookmarks=true"));
+    CHECK_FALSE(has(r, "resourceVersion="));  // a consistent snapshot
+    // The initial events reach handlers as the first list's adds (queued at low priority).
+    CHECK(seen_adds == std::vector<std::string>{"a/initial", "b/initial", "c/live"});
+    informer->stop();
+  }());
+}
+
+TEST_CASE("informer driver: an API server that refuses streaming lists is listed instead",
+          "[informer]") {
+  Fixture f;
+  f.handler = [&](const Request& r) {
+    if (is_watch(r) && has(r, "sendInitialEvents=true")) {
+      // kube-apiserver --feature-gates=WatchList=false
+      return Reply::json(
+          422, R"({"kind":"Status","apiVersion":"v1","status":"Failure",)"
+               R"("reason":"Invalid","code":422,"message":"ListOptions.meta.k8s.io )"
+               R"(\"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents )"
+               R"(is forbidden for watch unless the WatchList feature gate is enabled"})");
+    }
+    if (is_watch(r)) return quiet_watch();
+    return Reply::json(200, list("5", "", "ab"));
+  };
+  auto informer = f.informer(500, 1s, 1s, true);
+  f.run(*informer, [&]() -> awaitable<void> {
+    asio::co_spawn(f.io, informer->run(), asio::detached);
+    REQUIRE(co_await wait_for([&] { return informer->is_current(); }));
+    CHECK(informer->store().size() == 2);
+    REQUIRE(co_await wait_for([&] { return f.server.requests() >= 3; }));
+    const auto& seen = f.server.seen();
+    CHECK(has(seen[0], "sendInitialEvents=true"));
+    CHECK_FALSE(is_watch(seen[1]));  // the list, at once (not after the 1 s backoff)
+    CHECK(has(seen[1], "limit=500"));
+    CHECK(f.gap(1) < 500ms);
+    CHECK(is_watch(seen[2]));
+    CHECK_FALSE(has(seen[2], "sendInitialEvents"));
+    CHECK(has(seen[2], "resourceVersion=5"));
     informer->stop();
   }());
 }

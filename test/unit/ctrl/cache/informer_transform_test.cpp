@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The informer's transform hook against a fake API server: every listed item and every watched
 // object passes through it before the store keeps it; without one, managedFields are dropped.
 

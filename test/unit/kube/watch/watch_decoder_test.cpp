@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kube/watch/watch_decoder.h"
 
 #include <catch2/catch.hpp>
@@ -343,5 +344,28 @@ TEST_CASE("the line length limit bounds memory and skips only the long line", "[
     CHECK(error_at(items, 1).kind == Kind::line_too_long);
     CHECK(decoder.buffered_bytes() == 0);
     CHECK(decoder.finish().empty());
+  }
+}
+
+TEST_CASE("the bookmark ending a streaming list's initial events is recognised", "[watch]") {
+  WatchDecoder decoder(1 << 20);
+  auto items = decoder.feed(
+      R"({"type":"BOOKMARK","object":{"kind":"Deployment","apiVersion":"apps/v1","metadata":)"
+      R"({"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}})"
+      "\n"
+      R"({"type":"BOOKMARK","object":{"kind":"Deployment","apiVersion":"apps/v1","metadata":)"
+      R"({"resourceVersion":"13"}}})"
+      "\n"
+      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"14","annotations":)"
+      R"({"k8s.io/initial-events-end":"false"}}}})"
+      "\n"
+      R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"15","annotations":)"
+      R"({"k8s.io/initial-events-end":"true"}}}})"
+      "\n");
+  REQUIRE(items.size() == 4);
+  const bool want[] = {true, false, false, false};  // only a BOOKMARK annotated "true"
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    REQUIRE(std::holds_alternative<WatchEvent>(items[i]));
+    CHECK(std::get<WatchEvent>(items[i]).initial_events_end == want[i]);
   }
 }

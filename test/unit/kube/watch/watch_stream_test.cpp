@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kube/watch/watch_stream.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -353,4 +354,15 @@ TEST_CASE("a cleanly finished stream returns its connection to the pool", "[http
       }(),
       [&] { server.stop(); });
   CHECK(server.connections() == 1);
+}
+
+TEST_CASE("a streaming list's watch asks for initial events not older than its resourceVersion",
+          "[http][watch]") {
+  WatchOptions o;
+  o.timeout_seconds = 300;
+  o.send_initial_events = true;
+  // client-go's reflector.watchList: a consistent snapshot (no resourceVersion), bookmarks on.
+  CHECK(WatchStream::query(o).str() ==
+        "watch=1&timeoutSeconds=300&allowWatchBookmarks=true&sendInitialEvents=true&"
+        "resourceVersionMatch=NotOlderThan");
 }
