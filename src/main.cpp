@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // appservice-operator: flags and wiring only.
 #include <glog/logging.h>
 
@@ -66,7 +67,13 @@ Keeps every AppService (app.example.com/v1) backed by an owned Deployment and Se
   --metrics-cert-name NAME          certificate file in DIR (default tls.crt)
   --metrics-cert-key NAME           key file in DIR (default tls.key)
   --health-probe-bind-address ADDR  /healthz and /readyz (default :8081, 0 disables)
-  --list-page-size N                page size of the initial lists (default 500)
+  --watch-list=BOOL                 fill the caches by streaming lists over a watch
+                                    (sendInitialEvents, default true); lists in pages where the
+                                    API server does not serve them (before 1.27, or WatchList off)
+  --list-page-size N                page size of lists when not streamed (default 500)
+  --reconcile-timeout D             end each reconcile's API requests after D; counted in
+                                    controller_runtime_reconcile_timeouts_total and retried with
+                                    backoff (default 0: none, as controller-runtime)
   --sync-period D                   reconcile every AppService again this often (default 10h,
                                     jittered by +-10%), so a change a watch missed is repaired
   --cache-sync-timeout D            exit 1 if a cache has not synced by then (default 2m)
@@ -92,8 +99,10 @@ struct Flags {
   std::string metrics_cert_name = "tls.crt";
   std::string metrics_cert_key = "tls.key";
   std::string health_probe_bind_address = ":8081";
+  bool watch_list = true;
   int list_page_size = 500;
   std::chrono::milliseconds sync_period{10 * 3600 * 1000};
+  std::chrono::milliseconds reconcile_timeout{0};
   std::chrono::milliseconds cache_sync_timeout{2 * 60 * 1000};
   int verbosity = 0;
 };
@@ -245,8 +254,13 @@ Flags parse_flags(int argc, char** argv) {
       f.metrics_cert_key = value();
     } else if (name == "health-probe-bind-address") {
       f.health_probe_bind_address = value();
+    } else if (name == "watch-list") {
+      f.watch_list = inline_value ? parse_bool(flag, *inline_value) : true;
     } else if (name == "list-page-size") {
       f.list_page_size = parse_int(flag, value(), 1);
+    } else if (name == "reconcile-timeout") {
+      const std::string v = value();
+      f.reconcile_timeout = v == "0" ? std::chrono::milliseconds(0) : parse_duration(flag, v);
     } else if (name == "sync-period") {
       f.sync_period = parse_duration(flag, value());
     } else if (name == "cache-sync-timeout") {
@@ -377,6 +391,7 @@ int main(int argc, char** argv) {
     if (!flags.ns.empty()) o.collection = o.collection.in_namespace(flags.ns);
     o.label_selector = std::move(label_selector);
     o.page_size = flags.list_page_size;
+    o.stream_lists = flags.watch_list;
     o.transform = std::move(transform);
     return manager.add_informer(o);
   };
@@ -404,6 +419,7 @@ int main(int argc, char** argv) {
   co.name = "appservice";
   co.max_concurrent_reconciles = flags.max_concurrent_reconciles;
   co.resync_period = flags.sync_period;
+  co.reconcile_timeout = flags.reconcile_timeout;
   co.resync_store = &apps.store();
   auto& controller = manager.add_controller(co, reconciler);
   apps.add_handler(controller.enqueue_self(ctrl::Controller::Updates::skip_status_only));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "appservice/reconciler.h"
 
 #include <glog/logging.h>
@@ -280,6 +281,7 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
 
 asio::awaitable<ReconcileResult> AppServiceReconciler::add_finalizer(
     const rapidjson::Value& object, const AppService& app, const ctrl::ReconcileContext& ctx) {
+  auto api = client_for(ctx);  // carries this reconcile's deadline
   // Guarded by resourceVersion so a concurrent writer's finalizer list is never overwritten.
   std::string patch = R"([{"op":"test","path":"/metadata/resourceVersion","value":)" +
                       json_string(app.resource_version) + "},";
@@ -292,7 +294,7 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::add_finalizer(
         R"({"op":"add","path":"/metadata/finalizers","value":[)" + json_string(kFinalizer) + "]}]";
   }
   auto path = kAppServices.in_namespace(app.namespace_).named(app.name);
-  auto result = co_await client_->patch(path, kube::PatchType::json, kube::JsonBody(patch));
+  auto result = co_await api.patch(path, kube::PatchType::json, kube::JsonBody(patch));
   if (!result) {
     if (result.error().is(kube::Errc::not_found)) co_return ReconcileResult::done();
     co_return ReconcileResult::error("adding finalizer: " + result.error().describe());
@@ -303,6 +305,7 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::add_finalizer(
 
 asio::awaitable<ReconcileResult> AppServiceReconciler::finalize(const AppService& app,
                                                                 const ctrl::ReconcileContext& ctx) {
+  auto api = client_for(ctx);  // carries this reconcile's deadline
   // The deletion's propagation policy, as the API server tells the garbage collector: orphan
   // (the GC removes the children's ownerReferences; we delete nothing), foreground (the owner
   // stays until its children are gone, so they go in foreground too, Pods first), or background.
@@ -335,7 +338,7 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::finalize(const AppService
   std::string patch = R"([{"op":"test","path":")" + at + R"(","value":)" + json_string(kFinalizer) +
                       R"(},{"op":"remove","path":")" + at + "\"}]";
   auto path = kAppServices.in_namespace(app.namespace_).named(app.name);
-  auto result = co_await client_->patch(path, kube::PatchType::json, kube::JsonBody(patch));
+  auto result = co_await api.patch(path, kube::PatchType::json, kube::JsonBody(patch));
   if (!result) {
     if (result.error().is(kube::Errc::not_found)) co_return ReconcileResult::done();
     co_return ReconcileResult::error("removing finalizer: " + result.error().describe());
@@ -359,6 +362,7 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::finalize(const AppService
 asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_child(
     const Child& child, const AppService& app, bool recheck_conflict,
     const ctrl::ReconcileContext& ctx) {
+  auto api = client_for(ctx);  // carries this reconcile's deadline
   Outcome out;
   const std::string key = app.namespace_ + "/" + app.name;
   const std::string what = std::string(child.kind) + " " + key;
@@ -386,13 +390,13 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
         rapidjson::Value(uid.data(), static_cast<rapidjson::SizeType>(uid.size()),
                          body.GetAllocator()),
         body.GetAllocator());
-    return client_->apply(path, kube::JsonBody(body), kFieldManager);
+    return api.apply(path, kube::JsonBody(body), kFieldManager);
   };
 
   // The cache keeps only a summary of managedFields; an object read from the server has them all.
   bool whole = false;
   if (!live && recheck_conflict) {
-    auto got = co_await client_->get(path);
+    auto got = co_await api.get(path);
     if (got) {
       live = got->body;
       whole = true;
@@ -403,8 +407,8 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
   if (!live) {
     // Not in our cache, which holds only children labelled as ours. A create, never an apply, so
     // an object of that name that someone else made is refused (AlreadyExists), not taken over.
-    auto created = co_await client_->create(child.path.in_namespace(app.namespace_),
-                                            kube::JsonBody(desired), create_options());
+    auto created = co_await api.create(child.path.in_namespace(app.namespace_),
+                                       kube::JsonBody(desired), create_options());
     if (created) {
       LOG(INFO) << ctx.log_prefix << " created " << what;
       event(app, EventType::normal, "Created", "Created " + what);
@@ -421,7 +425,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     }
     if (!created.error().is(kube::Errc::already_exists))
       co_return fail("Create", "creating", created.error());
-    auto got = co_await client_->get(path);
+    auto got = co_await api.get(path);
     if (!got) co_return fail("Get", "reading", got.error());
     live = got->body;  // it exists: ours with its labels edited away, a lagging cache, or foreign
     whole = true;
@@ -441,7 +445,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     // ControllerRefManager's canAdopt: the owner, read from the server rather than the cache,
     // must still be this AppService and not being deleted. Otherwise a reconcile of a stale copy
     // would adopt the children an orphan delete just released, and they would go with it.
-    auto fresh = co_await client_->get(kAppServices.in_namespace(app.namespace_).named(app.name));
+    auto fresh = co_await api.get(kAppServices.in_namespace(app.namespace_).named(app.name));
     if (!fresh && !fresh.error().is(kube::Errc::not_found)) {
       co_return fail("Get", "reading the AppService before adopting", fresh.error());
     }
@@ -472,7 +476,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     options.propagation_policy = "Background";
     options.precondition_uid = std::string(ctrl::meta_uid(*live));
     options.precondition_resource_version = std::string(ctrl::meta_resource_version(*live));
-    auto deleted = co_await client_->delete_(path, options);
+    auto deleted = co_await api.delete_(path, options);
     if (!deleted) {
       if (deleted.error().is(kube::Errc::not_found) || deleted.error().is(kube::Errc::conflict)) {
         out.retry_soon = true;
@@ -494,7 +498,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     // the apply below owns, and can remove, every field. The fold needs the whole managedFields,
     // read from the same object the cache showed us.
     if (!whole) {
-      auto got = co_await client_->get(path);
+      auto got = co_await api.get(path);
       if (!got) co_return fail("Get", "reading", got.error());
       if (ctrl::meta_uid(*got->body) != ctrl::meta_uid(*live)) {
         // Replaced since we cached it: decide on the new one soon; the status keeps what the
@@ -506,7 +510,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
       live = got->body;
     }
     if (auto patch = ctrl::upgrade_managed_fields_patch(*live, kFieldManager)) {
-      auto migrated = co_await client_->patch(path, kube::PatchType::json, kube::JsonBody(*patch));
+      auto migrated = co_await api.patch(path, kube::PatchType::json, kube::JsonBody(*patch));
       if (!migrated) co_return fail("Patch", "migrating field ownership of", migrated.error());
       LOG(INFO) << ctx.log_prefix << " migrated field ownership of " << what
                 << " to server-side apply";
@@ -530,6 +534,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
 asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::remove_child(
     const Child& child, const AppService& app, std::string propagation,
     const ctrl::ReconcileContext& ctx) {
+  auto api = client_for(ctx);  // carries this reconcile's deadline
   Outcome out;
   const std::string key = app.namespace_ + "/" + app.name;
   const std::string what = std::string(child.kind) + " " + key;
@@ -544,7 +549,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::remove_chil
   options.precondition_uid = std::string(ctrl::meta_uid(*live));
   options.precondition_resource_version = std::string(ctrl::meta_resource_version(*live));
   auto deleted =
-      co_await client_->delete_(child.path.in_namespace(app.namespace_).named(app.name), options);
+      co_await api.delete_(child.path.in_namespace(app.namespace_).named(app.name), options);
   if (!deleted) {
     if (deleted.error().is(kube::Errc::not_found)) co_return out;  // already gone: no event
     if (deleted.error().is(kube::Errc::conflict)) {
@@ -565,6 +570,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::remove_chil
 asio::awaitable<std::optional<kube::ApiError>> AppServiceReconciler::write_status(
     const rapidjson::Value& object, const AppService& app, const StatusInputs& inputs,
     const ctrl::ReconcileContext& ctx) {
+  auto api = client_for(ctx);  // carries this reconcile's deadline
   const AppServiceStatus computed = compute_status(inputs);
   announce_degraded(app, inputs.previous, computed);
   auto status = status_to_json(computed);
@@ -576,7 +582,7 @@ asio::awaitable<std::optional<kube::ApiError>> AppServiceReconciler::write_statu
   rapidjson::Document body(rapidjson::kObjectType);
   body.AddMember("status", rapidjson::Value(status, body.GetAllocator()), body.GetAllocator());
   auto path = kAppServices.in_namespace(app.namespace_).named(app.name).sub("status");
-  auto result = co_await client_->patch(path, kube::PatchType::merge, kube::JsonBody(body));
+  auto result = co_await api.patch(path, kube::PatchType::merge, kube::JsonBody(body));
   if (!result) {
     if (result.error().is(kube::Errc::not_found)) co_return std::nullopt;
     LOG(WARNING) << ctx.log_prefix << " status update failed: " << result.error().describe();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Room src/appservice/: the domain: spec parsing and validation, desired-state builders, child
@@ -93,6 +94,10 @@ class AppServiceReconciler final : public ctrl::Reconciler {
   void announce_degraded(const AppService& app, const std::vector<Condition>& previous,
                          const AppServiceStatus& status);
   void event(const AppService& app, ctrl::EventType type, std::string reason, std::string message);
+  // The client for one reconcile: bound to its deadline when it has one (--reconcile-timeout).
+  kube::RestClient client_for(const ctrl::ReconcileContext& ctx) const {
+    return ctx.deadline ? client_->with_deadline(*ctx.deadline) : *client_;
+  }
 
   // The Degraded condition last announced per AppService (namespace/name), with the uid it was
   // for; dropped when the AppService is gone.

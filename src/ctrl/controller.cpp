@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/controller.h"
 
 #include <glog/logging.h>
@@ -81,7 +82,10 @@ Controller::Controller(asio::any_io_executor ex, Options options, Reconciler& re
                           {{"controller", options_.name}})),
       panics_(metrics.counter("controller_runtime_reconcile_panics_total",
                               "Total number of reconciliation panics per controller",
-                              {{"controller", options_.name}})) {
+                              {{"controller", options_.name}})),
+      timeouts_(metrics.counter("controller_runtime_reconcile_timeouts_total",
+                                "Total number of reconciliation timeouts per controller",
+                                {{"controller", options_.name}})) {
   CHECK_GT(options_.max_concurrent_reconciles, 0);
   metrics
       .gauge("controller_runtime_max_concurrent_reconciles",
@@ -240,6 +244,7 @@ asio::awaitable<void> Controller::process(QueueItem item) {
   active_workers_gauge_.set(++active_workers_);
   worked_since_trim_ = true;
   auto start = clock_.now();
+  if (options_.reconcile_timeout.count() > 0) context.deadline = start + options_.reconcile_timeout;
   ReconcileResult result;
   try {
     result = co_await reconciler_.reconcile(request, context);
@@ -251,7 +256,16 @@ asio::awaitable<void> Controller::process(QueueItem item) {
     result = ReconcileResult::error("reconcile threw a non-standard exception");
   }
   active_workers_gauge_.set(--active_workers_);
-  reconcile_time_.observe(std::chrono::duration<double>(clock_.now() - start).count());
+  const auto end = clock_.now();
+  reconcile_time_.observe(std::chrono::duration<double>(end - start).count());
+  // As controller-runtime: counted when the deadline passed, whatever the reconciler returned; an
+  // error result is retried with backoff as any error.
+  if (context.deadline && end >= *context.deadline) {
+    timeouts_.inc();
+    LOG(WARNING) << context.log_prefix << " reconcile timed out after "
+                 << std::chrono::duration_cast<std::chrono::milliseconds>(end - start).count()
+                 << " ms (--reconcile-timeout " << options_.reconcile_timeout.count() << " ms)";
+  }
   metrics_
       .counter("controller_runtime_reconcile_total",
                "Total number of reconciliations per controller",

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -34,6 +35,10 @@ class Controller {
     // every idle moment: while objects trickle in one at a time, trimming after each reconcile
     // cost thousands of madvise calls and page faults per minute.
     std::chrono::milliseconds release_heap_after_idle{1000};
+    // controller-runtime's ReconciliationTimeout: each reconcile gets this deadline
+    // (ReconcileContext::deadline); one still running past it is counted in
+    // controller_runtime_reconcile_timeouts_total. Zero: none, controller-runtime's default.
+    std::chrono::milliseconds reconcile_timeout{0};
     std::function<void()> release_heap = release_free_heap;
   };
 
@@ -93,6 +98,7 @@ class Controller {
   Counter& errors_;
   Counter& terminal_errors_;
   Counter& panics_;
+  Counter& timeouts_;
 };
 
 }  // namespace ctrl

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -63,6 +64,11 @@ struct ReconcileContext {
   std::string reconcile_id;
   // "controller=NAME namespace=NS name=NAME reconcileID=ID"
   std::string log_prefix;
+  // With --reconcile-timeout: when this reconcile must be over (controller-runtime's
+  // ReconciliationTimeout on the Reconcile context). The reconciler's API requests carry it
+  // (kube::RestClient::with_deadline), so past it nothing more is sent and the request in flight
+  // is cut.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 class Reconciler {

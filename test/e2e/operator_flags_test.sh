@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every bad flag (or unusable kubeconfig) is a usage error: exit 2 and exactly one line on stderr,
 # never an abort with a stack trace. Needs no control plane: the binary must refuse before it
 # connects anywhere.
@@ -54,6 +55,8 @@ done
 for v in abc -1 1.5 ""; do usage_error --kubeconfig "$tmp/absent" -v "$v"; done
 usage_error --kubeconfig "$tmp/absent" --max-concurrent-reconciles=0
 usage_error --kubeconfig "$tmp/absent" --list-page-size=-3
+usage_error --kubeconfig "$tmp/absent" --reconcile-timeout=soon
+usage_error --kubeconfig "$tmp/absent" --watch-list=maybe
 usage_error --kubeconfig "$tmp/absent" --no-such-flag
 usage_error --kubeconfig "$tmp/absent" stray-argument
 usage_error --kubeconfig

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kube/api/rest_client.h"
 
 #include <glog/logging.h>
@@ -115,6 +116,12 @@ RestClient::RestClient(std::shared_ptr<HttpTransport> transport, int max_retries
   CHECK_GE(max_retries_, 0);
 }
 
+RestClient RestClient::with_deadline(std::chrono::steady_clock::time_point deadline) const {
+  RestClient bounded(*this);
+  bounded.deadline_ = deadline;
+  return bounded;
+}
+
 UrlQuery RestClient::list_query(const ListOptions& options) {
   UrlQuery q;
   q.add_if("labelSelector", options.label_selector);
@@ -134,6 +141,7 @@ awaitable<Result<HttpResponse>> RestClient::send(http::verb method, std::string 
   req.target = std::move(target);
   req.content_type = std::string(content_type);
   req.body = std::move(body);
+  req.deadline = deadline_;
   for (int retries = 0;; ++retries) {
     auto res = co_await transport_->send(req);
     if (!res) co_return std::move(res).error();
@@ -141,6 +149,10 @@ awaitable<Result<HttpResponse>> RestClient::send(http::verb method, std::string 
     ApiError error = api_error_from_response(res->status, res->body, res->retry_after);
     if (retries >= max_retries_ || !error.retry_after ||
         !(error.is(Errc::too_many_requests) || error.http_status >= 500)) {
+      co_return error;
+    }
+    // A wait that would end past the deadline is not worth starting.
+    if (deadline_ && std::chrono::steady_clock::now() + *error.retry_after >= *deadline_) {
       co_return error;
     }
     VLOG(1) << http::to_string(method) << " " << req.target << ": " << error.describe()

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Room src/kube/api/: the REST client: verbs on any resource, list splitting, request options and
@@ -6,7 +7,9 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/beast/http/verb.hpp>
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,6 +41,11 @@ class RestClient {
 
   explicit RestClient(std::shared_ptr<HttpTransport> transport,
                       int max_retries = kDefaultMaxRetries);
+
+  // A client on the same transport whose requests end at `deadline` (a reconcile's, like the
+  // context a controller-runtime Reconcile gets): none starts after it, the one in flight fails
+  // there with Errc::timeout, and no Retry-After wait reaches past it. Cheap: share it by value.
+  RestClient with_deadline(std::chrono::steady_clock::time_point deadline) const;
 
   boost::asio::awaitable<Result<ApiResponse>> get(const ResourcePath& object);
 
@@ -99,6 +107,7 @@ class RestClient {
 
   std::shared_ptr<HttpTransport> transport_;
   int max_retries_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
 };
 
 }  // namespace kube

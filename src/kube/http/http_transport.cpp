@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kube/http/http_transport.h"
 
 #include <glog/logging.h>
@@ -5,6 +6,7 @@
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -117,11 +119,12 @@ http::request<http::string_body> HttpTransport::build(const HttpRequest& request
   return req;
 }
 
-awaitable<HttpTransport::Exchange> HttpTransport::exchange(HttpConnection& conn,
-                                                           http::request<http::string_body>& req) {
+awaitable<HttpTransport::Exchange> HttpTransport::exchange(
+    HttpConnection& conn, http::request<http::string_body>& req,
+    std::chrono::steady_clock::duration timeout) {
   Exchange ex;
   // One deadline for writing the request and reading the whole response.
-  conn.tcp().expires_after(options_.request_timeout);
+  conn.tcp().expires_after(timeout);
   auto [wec, written] =
       co_await conn.visit([&](auto& s) { return http::async_write(s, req, kAwait); });
   if (wec) {
@@ -222,6 +225,22 @@ awaitable<Result<HttpResponse>> HttpTransport::send(HttpRequest request) {
       co_return std::move(creds).error();
     }
     follow_client_certificate(*creds);
+    // The caller's deadline bounds every attempt; past it, nothing more is sent.
+    std::chrono::steady_clock::duration timeout = options_.request_timeout;
+    bool deadline_bound = false;
+    if (request.deadline) {
+      const auto left = *request.deadline - std::chrono::steady_clock::now();
+      if (left <= std::chrono::steady_clock::duration::zero()) {
+        count(0, request);
+        ApiError e;
+        e.code = make_error_code(Errc::timeout);
+        e.message = "deadline exceeded before sending " + std::string(method) + " " +
+                    request.target + " to " + host_;
+        co_return e;
+      }
+      deadline_bound = left < timeout;
+      timeout = std::min(timeout, left);
+    }
     auto req = build(request, *creds);
     // After a stale failure every pooled connection is suspect: retry on a fresh one.
     auto conn = stale_retried ? nullptr : pool_->take();
@@ -235,7 +254,7 @@ awaitable<Result<HttpResponse>> HttpTransport::send(HttpRequest request) {
     }
     const bool reused = conn->uses > 0;
     ++conn->uses;
-    Exchange ex = co_await exchange(*conn, req);
+    Exchange ex = co_await exchange(*conn, req, timeout);
     if (ex.ec) {
       conn->close();
       if (reused && !ex.got_response_bytes && request.idempotent() && !stale_retried &&
@@ -246,9 +265,12 @@ awaitable<Result<HttpResponse>> HttpTransport::send(HttpRequest request) {
         continue;
       }
       count(0, request);
-      const std::string what =
+      std::string what =
           ex.failed_step + " " + std::string(method) + " " + request.target + " to " + host_;
       if (ex.ec == http::error::body_limit) co_return too_large(what);
+      if (ex.ec == boost::beast::error::timeout && deadline_bound) {
+        what = "deadline exceeded " + what;
+      }
       co_return transport_error(ex.ec, what);
     }
     count(ex.response.status, request);

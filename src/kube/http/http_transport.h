@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Room src/kube/http/: the transport: TLS contexts and client certificates, connections, the
@@ -97,7 +98,8 @@ class HttpTransport {
   boost::beast::http::request<boost::beast::http::string_body> build(
       const HttpRequest& request, const TokenSource::Credentials& credentials);
   boost::asio::awaitable<Exchange> exchange(
-      HttpConnection& conn, boost::beast::http::request<boost::beast::http::string_body>& req);
+      HttpConnection& conn, boost::beast::http::request<boost::beast::http::string_body>& req,
+      std::chrono::steady_clock::duration timeout);
   // The error for a response body over options_.max_response_bytes.
   ApiError too_large(const std::string& what) const;
   // After a 401 to a request made with `used`: whether a newer credential may exist, so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kube/http/transport_error.h"
 
 #include <boost/beast/core/error.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/controller.h"
 
 #include <rapidjson/document.h>
@@ -14,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -36,6 +38,7 @@ class ScriptedReconciler : public Reconciler {
   std::map<std::string, int> in_flight;
   int max_in_flight_same_key = 0;
   std::vector<std::string> ids;
+  std::vector<std::optional<std::chrono::steady_clock::time_point>> deadlines;
   // Reconciles of a held key wait until gate.cancel(), so a test can act while one is in flight.
   std::set<std::string> held;
   asio::steady_timer gate;
@@ -44,6 +47,7 @@ class ScriptedReconciler : public Reconciler {
                                              const ReconcileContext& context) override {
     auto key = request.key();
     ids.push_back(context.reconcile_id);
+    deadlines.push_back(context.deadline);
     order.push_back(key);
     CHECK(context.log_prefix.find("namespace=" + request.ns + " name=" + request.name) !=
           std::string::npos);
@@ -84,7 +88,8 @@ struct Fixture {
   bool finished = false;
 
   explicit Fixture(int workers = 3, std::chrono::milliseconds resync_period = 0ms,
-                   std::vector<std::string> listed = {}) {
+                   std::vector<std::string> listed = {},
+                   std::chrono::milliseconds reconcile_timeout = 0ms) {
     informer::Replace list;
     for (const auto& name : listed) {
       auto doc = std::make_shared<rapidjson::Document>();
@@ -98,6 +103,7 @@ struct Fixture {
     options.max_concurrent_reconciles = workers;
     options.resync_period = resync_period;
     options.resync_store = &store;
+    options.reconcile_timeout = reconcile_timeout;
     controller = std::make_unique<Controller>(io.get_executor(), options, reconciler, metrics,
                                               clock, random);
     asio::co_spawn(io, controller->run(), [this](std::exception_ptr) { finished = true; });
@@ -414,4 +420,49 @@ TEST_CASE("controller: the heap is released once per idle spell, not after every
 
   controller.shut_down();
   REQUIRE(run_until(io, [&] { return finished; }));
+}
+
+TEST_CASE("controller: --reconcile-timeout gives each reconcile a deadline and counts overruns",
+          "[controller]") {
+  Fixture f(3, 0ms, {}, 100ms);
+  f.reconciler.held.insert("ns/slow");
+  // The slow reconcile's requests would fail at the deadline; it returns that error.
+  f.reconciler.script["ns/slow"] = {[] { return ReconcileResult::error("deadline exceeded"); }};
+  const auto before = std::chrono::steady_clock::now();
+  f.controller->queue().add("ns/fast");
+  f.controller->queue().add("ns/slow");
+  REQUIRE(run_until(f.io, [&] { return f.reconciler.calls["ns/fast"] == 1; }));
+  REQUIRE(run_until(f.io, [&] { return f.reconciler.in_flight["ns/slow"] == 1; }));
+  REQUIRE(f.reconciler.deadlines.size() == 2);
+  for (const auto& deadline : f.reconciler.deadlines) {
+    REQUIRE(deadline.has_value());
+    CHECK(*deadline >= before + 100ms);
+    CHECK(*deadline <= std::chrono::steady_clock::now() + 100ms);
+  }
+  // Past the deadline the held reconcile ends (as its cut requests would make it).
+  const auto deadline = *f.reconciler.deadlines[1];
+  REQUIRE(run_until(f.io, [&] { return std::chrono::steady_clock::now() > deadline; }));
+  f.reconciler.gate.cancel();
+  f.reconciler.held.clear();
+  // Retried with backoff like any error; the retry is in time and not counted.
+  REQUIRE(run_until(f.io, [&] {
+    return f.reconciler.calls["ns/slow"] == 2 && f.controller->queue().processing() == 0;
+  }));
+  auto text = f.metrics.render();
+  CHECK(text.find("controller_runtime_reconcile_timeouts_total{controller=\"test\"} 1") !=
+        std::string::npos);
+  CHECK(text.find("controller_runtime_reconcile_errors_total{controller=\"test\"} 1") !=
+        std::string::npos);
+}
+
+TEST_CASE("controller: without --reconcile-timeout there is no deadline, the metric reads 0",
+          "[controller]") {
+  Fixture f;
+  f.controller->queue().add("ns/a");
+  REQUIRE(run_until(f.io, [&] { return f.reconciler.calls["ns/a"] == 1; }));
+  REQUIRE(f.reconciler.deadlines.size() == 1);
+  CHECK_FALSE(f.reconciler.deadlines[0].has_value());
+  CHECK(f.metrics.render().find(
+            "controller_runtime_reconcile_timeouts_total{controller=\"test\"} 0") !=
+        std::string::npos);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kube/api/rest_client.h"
 
 #include <rapidjson/document.h>
@@ -422,4 +423,51 @@ TEST_CASE("a 2xx body that is not JSON is an error, an empty body is a Null docu
     REQUIRE(empty->body);
     CHECK(empty->body->IsNull());
   }());
+}
+
+// A reconcile's deadline (--reconcile-timeout) carried by with_deadline: controller-runtime's
+// Reconcile context, whose deadline cancels the requests made with it.
+TEST_CASE("a client with a deadline cuts the request in flight there and sends none after it",
+          "[rest][deadline]") {
+  Fixture f([&](const FakeApiServer::Request& r) {
+    if (r.target.ends_with("/slow"))
+      return FakeApiServer::Reply::of(FakeApiServer::Reply::Kind::hang);
+    return FakeApiServer::Reply::json(200, R"({"metadata":{"name":"fast"}})");
+  });
+  f.run([&]() -> awaitable<void> {
+    const auto start = std::chrono::steady_clock::now();
+    RestClient bounded = f.client.with_deadline(start + std::chrono::milliseconds(300));
+    auto fast = co_await bounded.get(kConfigMaps.named("fast"));
+    CHECK(fast.ok());  // well before the deadline: as without one
+    auto slow = co_await bounded.get(kConfigMaps.named("slow"));
+    const auto took = std::chrono::steady_clock::now() - start;
+    REQUIRE_FALSE(slow.ok());
+    CHECK(slow.error().is(Errc::timeout));
+    CHECK(slow.error().describe().find("deadline exceeded") != std::string::npos);
+    // Cut at the deadline, not at the transport's 60 s request timeout.
+    CHECK(took >= std::chrono::milliseconds(300));
+    CHECK(took < std::chrono::seconds(5));
+    const int sent = f.server.requests();
+    auto late = co_await bounded.get(kConfigMaps.named("fast"));
+    REQUIRE_FALSE(late.ok());
+    CHECK(late.error().is(Errc::timeout));
+    CHECK(f.server.requests() == sent);  // nothing sent past the deadline
+    // The client it came from has no deadline.
+    auto unbounded = co_await f.client.get(kConfigMaps.named("fast"));
+    CHECK(unbounded.ok());
+  }());
+}
+
+TEST_CASE("a Retry-After wait that would end past the deadline is not started",
+          "[rest][deadline]") {
+  Fixture f([&](const FakeApiServer::Request&) { return too_many_requests("5"); });
+  f.run([&]() -> awaitable<void> {
+    const auto start = std::chrono::steady_clock::now();
+    RestClient bounded = f.client.with_deadline(start + std::chrono::seconds(2));
+    auto got = co_await bounded.get(kConfigMaps.named("busy"));
+    REQUIRE_FALSE(got.ok());
+    CHECK(got.error().is(Errc::too_many_requests));
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+  }());
+  CHECK(f.server.requests() == 1);
 }
