@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The restart scenario of issue 27, side by side with the controller-runtime peer: N AppServices
 # converged, the operator stopped, every AppService's image changed while it is down (a GitOps
 # bulk bump), the operator started again, one AppService edited as soon as /readyz answers. Per
@@ -9,7 +10,10 @@
 #   rss_mib      peak RSS (VmHWM) of the restarted process, 10 s after the bulk change is done
 #   writes_per_app  its requests other than GET by then, divided by N
 #   cpu_s        its utime + stime by then
-#   idle_writes  a second restart with nothing changed: writes in the first 60 s
+#   fresh_rss_mib  peak RSS of the first process, which converged the N AppServices from nothing
+#   restart_vs_fresh  rss_mib / fresh_rss_mib (issue 27's target: at most 1.1)
+#   idle_*       a restart with nothing changed: ready_s, rss_mib, cpu_s at the end of the first
+#                60 s, and its writes then
 #
 #   test/bench/restart.sh [--counts 1000] [--ops ours,peer] [--out DIR] [--kubeconfig FILE]
 #
@@ -28,7 +32,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --kubeconfig) kubeconfig=$2; shift 2 ;;
     --idle) idle_s=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "restart.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -101,6 +105,8 @@ writes() {
   awk '/^rest_client_requests_total/ && !/method="GET"/ {s+=$NF} END {print s+0}' <<<"$body"
 }
 ready() { curl -fsS "127.0.0.1:$health/readyz"; }
+rss_of() { awk '/^VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
+cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$1/stat"; }
 # settled: the writes count has not moved for 5 s.
 settle() {
   local last now still=0 deadline=$(( $(date +%s) + 300 ))
@@ -124,12 +130,16 @@ for n in ${counts//,/ }; do
     start "$op" first
     until_true 900 images_are nginx:1.27 "$n"
     settle
+    fresh_rss=$(rss_of "$pid")
     stop
     # Nothing changed: the writes of a new process in its first idle_s seconds.
     start "$op" idle
     until_true 120 ready
+    idle_ready_ms=$(( $(now_ms) - started ))
     sleep "$idle_s"
     idle_writes=$(writes)
+    idle_rss=$(rss_of "$pid")
+    idle_cpu=$(cpu_of "$pid")
     stop
     manifest nginx:1.28 | kubectl -n "$ns" apply -f - >/dev/null
     start "$op" bulk
@@ -142,11 +152,11 @@ for n in ${counts//,/ }; do
     until_true 900 images_are nginx:1.28 $(( n - 1 ))
     bulk_ms=$(( $(now_ms) - started ))
     sleep 10
-    rss=$(awk '/^VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$pid/status")
-    cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat")
+    rss=$(rss_of "$pid")
+    cpu=$(cpu_of "$pid")
     w=$(writes)
     stop
-    echo "op=$op n=$n ready_s=$(secs "$ready_ms") edit_s=$(secs "$edit_ms") bulk_s=$(secs "$bulk_ms") rss_mib=$rss writes_per_app=$(awk -v w="$w" -v n="$n" 'BEGIN {printf "%.2f", w / n}') cpu_s=$cpu idle_writes=$idle_writes" |
+    echo "op=$op n=$n ready_s=$(secs "$ready_ms") edit_s=$(secs "$edit_ms") bulk_s=$(secs "$bulk_ms") rss_mib=$rss fresh_rss_mib=$fresh_rss restart_vs_fresh=$(awk -v r="$rss" -v f="$fresh_rss" 'BEGIN {printf "%.2f", r / f}') writes_per_app=$(awk -v w="$w" -v n="$n" 'BEGIN {printf "%.2f", w / n}') cpu_s=$cpu idle_ready_s=$(secs "$idle_ready_ms") idle_rss_mib=$idle_rss idle_cpu_s=$idle_cpu idle_writes=$idle_writes" |
       tee -a "$results"
     kubectl delete namespace "$ns" --wait=false >/dev/null
   done
@@ -162,8 +172,13 @@ done
     echo "|---|---:|---:|---:|"
     for f in "edit_s:the edit, patch to Deployment (s)" "ready_s:start to ready (s)" \
       "bulk_s:start to every bulk change applied (s)" "rss_mib:peak RSS of the restarted process (MiB)" \
+      "fresh_rss_mib:peak RSS of the first start, converging from nothing (MiB)" \
+      "restart_vs_fresh:restart peak / first-start peak" \
       "writes_per_app:writes per AppService, bulk change" "cpu_s:CPU of the restarted process (s)" \
-      "idle_writes:writes in a restart's first ${idle_s} s, nothing changed"; do
+      "idle_ready_s:nothing changed: start to ready (s)" \
+      "idle_rss_mib:nothing changed: peak RSS after ${idle_s} s (MiB)" \
+      "idle_cpu_s:nothing changed: CPU in ${idle_s} s (s)" \
+      "idle_writes:nothing changed: writes in ${idle_s} s"; do
       key=${f%%:*}
       o=$(grep "^op=ours n=$n " "$results" | grep -o " $key=[0-9.]*" | cut -d= -f2 || true)
       p=$(grep "^op=peer n=$n " "$results" | grep -o " $key=[0-9.]*" | cut -d= -f2 || true)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Side-by-side benchmark of appservice-operator against a controller-runtime peer doing the same
 # job (test/bench/peer), on one local control plane. For each N and size, each round runs both
 # operators one after the other (ours first in odd rounds, the peer first in even ones), each in a
@@ -6,7 +7,10 @@
 #
 #   test/bench/run.sh [--counts 100,1000] [--sizes 0,1] [--rounds 3] [--rest 60] [--quiet 15]
 #                     [--settle-max 600] [--timeout 1800] [--out DIR] [--raw-writes]
-#                     [--ops ours,peer] [--kubeconfig FILE]
+#                     [--ops ours,peer] [--kubeconfig FILE] [--restart] [--restart-idle S]
+#
+# --restart then runs the restart scenario (test/bench/restart.sh) for the same counts and
+# operators, with and without a bulk change while stopped, into DIR/restart/.
 #
 # Without --kubeconfig it starts its own control plane (test/controlplane/up.sh) and stops it at
 # the end. ASOP_BINARY names our binary (default: build/appservice-operator, built if missing).
@@ -18,6 +22,7 @@ root=$(cd "$here/../.." && pwd)
 source "$root/test/lib/free_port.sh"
 
 counts=100,1000 sizes=0,1 rounds=3 rest=60 quiet=15 settle_max=600 timeout=1800 ops=ours,peer out="" kubeconfig="" raw=0
+restart=0 restart_idle=60
 while [ $# -gt 0 ]; do
   case $1 in
     --counts) counts=$2; shift 2 ;;
@@ -31,11 +36,13 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --kubeconfig) kubeconfig=$2; shift 2 ;;
     --raw-writes) raw=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --restart) restart=1; shift ;;
+    --restart-idle) restart_idle=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-for v in "$rounds" "$rest" "$quiet" "$settle_max" "$timeout" ${counts//,/ } ${sizes//,/ }; do
+for v in "$rounds" "$rest" "$quiet" "$settle_max" "$timeout" "$restart_idle" ${counts//,/ } ${sizes//,/ }; do
   [[ $v =~ ^[0-9]+$ ]] || { echo "run.sh: not a number: $v" >&2; exit 2; }
 done
 out=${out:-$root/build/bench/$(date +%Y%m%d-%H%M%S)}
@@ -130,4 +137,8 @@ for n in ${counts//,/ }; do
 done
 "$benchctl" table -tsv "$results" > "$out/medians.tsv"
 "$benchctl" table "$results" | tee "$out/table.md"
+if [ "$restart" = 1 ]; then
+  ASOP_BINARY=$ours bash "$here/restart.sh" --kubeconfig "$KUBECONFIG" --counts "$counts" \
+    --ops "$ops" --idle "$restart_idle" --out "$out/restart"
+fi
 log "results in $out"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Smoke run of the side-by-side benchmarks (test/bench/run.sh, then the restart scenario of
 # test/bench/restart.sh): 20 AppServices, one round, both operators, on a control plane of its own
 # (it measures, so it must not share the API server with other tests). Proves the harnesses work;
@@ -13,7 +14,8 @@ out=$(mktemp -d /tmp/asop-bench-smoke.XXXXXX)
 trap 'cleanup; rm -rf "$out"' EXIT
 start=$(date +%s)
 bash test/bench/run.sh --kubeconfig "$KUBECONFIG" --counts 20 --sizes 0,1 --rounds 1 \
-  --rest 10 --quiet 5 --settle-max 120 --timeout 180 --out "$out" || fail "run.sh failed"
+  --rest 10 --quiet 5 --settle-max 120 --timeout 180 --out "$out" --restart --restart-idle 5 ||
+  fail "run.sh failed"
 echo "bench smoke: $(( $(date +%s) - start ))s"
 
 # One result line per operator and size, each with every figure.
@@ -40,15 +42,16 @@ $(cat "$table")"
 done
 cat "$table"
 
-bash test/bench/restart.sh --kubeconfig "$KUBECONFIG" --counts 20 --idle 5 --out "$out" ||
-  fail "restart.sh failed"
+# The restart scenario (run.sh --restart): with the bulk change and without.
 for op in ours peer; do
-  line=$(grep "^op=$op n=20 " "$out/restart.txt") || fail "no restart result for $op"
-  for key in ready_s edit_s bulk_s rss_mib writes_per_app cpu_s idle_writes; do
+  line=$(grep "^op=$op n=20 " "$out/restart/restart.txt") || fail "no restart result for $op"
+  for key in ready_s edit_s bulk_s rss_mib fresh_rss_mib restart_vs_fresh writes_per_app cpu_s \
+    idle_ready_s idle_rss_mib idle_cpu_s idle_writes; do
     [[ " $line " =~ \ $key=[0-9.]+\  ]] || fail "restart $op: $key missing in: $line"
   done
 done
-rows=$(grep -cE '^\| [^|]+ \| [0-9.]+ \| [0-9.]+ \| ([0-9.]+|-) \|$' "$out/restart.md" || true)
-[ "$rows" = 7 ] || fail "the restart table lacks figures:
-$(cat "$out/restart.md")"
+rows=$(grep -cE '^\| [^|]+ \| [0-9.]+ \| [0-9.]+ \| ([0-9.]+|-) \|$' "$out/restart/restart.md" || true)
+[ "$rows" = 12 ] || fail "the restart table lacks figures:
+$(cat "$out/restart/restart.md")"
+cat "$out/restart/restart.md"
 echo "PASS: bench_smoke"
