@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what building and testing need on a fresh Debian 12 machine (as root), and nothing when
 # it is all there already. Go (>= 1.26, from /usr/local/go on our machines) and kubectl must be
 # present: Debian 12's own golang is too old for Kubernetes 1.35.
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libboost1.81-dev libssl-dev zlib1g-dev rapidjson-dev
   libgoogle-glog-dev libyaml-cpp-dev catch2 clang clang-format libclang-rt-14-dev
-  openssl curl iproute2 ca-certificates jq prometheus ccache)
+  openssl curl iproute2 ca-certificates jq yq prometheus ccache)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

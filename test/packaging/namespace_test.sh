@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The namespace is the user's choice, made once: an overlay that sets `namespace:` over deploy/base
 # and the monitoring component (test/packaging/fixtures/other-namespace) moves every namespaced
 # object, the Namespace itself, the ServiceAccount subjects of the bindings and the Lease (the
@@ -20,3 +21,23 @@ grep -q -- '--leader-election-namespace' <<<"$out" && fail "a --leader-election-
 grep -q '^kind: PodDisruptionBudget' <<<"$out" || fail "no PodDisruptionBudget"
 grep -q 'topologyKey: kubernetes.io/hostname' <<<"$out" || fail "no topology spread over nodes"
 echo "namespace platform-ops: $(grep -c '^  namespace: platform-ops' <<<"$out") namespaced objects, the Namespace and the binding subjects moved; PDB and spread present"
+
+# A namePrefix (kubebuilder's config/default) renames objects; every reference must follow,
+# including those kustomize knows only from deploy/monitoring/kustomizeconfig.yaml.
+out=$(kubectl kustomize "$root/test/packaging/fixtures/prefixed") || fail "kubectl kustomize prefixed"
+field() { yq -r "select(.kind == \"$1\") | $2" <<<"$out" | grep -v '^---$' | sort -u; }
+sa=$(field Deployment '.spec.template.spec.serviceAccountName')
+[ "$sa" = team-a-appservice-operator ] || fail "Deployment's ServiceAccount: $sa"
+token=$(field Secret '.metadata.name')
+[ "$(field ServiceMonitor '.spec.endpoints[0].authorization.credentials.name')" = "$token" ] ||
+  fail "the ServiceMonitor reads $(field ServiceMonitor '.spec.endpoints[0].authorization.credentials.name'), the Secret is $token"
+[ "$(field Secret '.metadata.annotations["kubernetes.io/service-account.name"]')" = team-a-appservice-operator-metrics-scraper ] ||
+  fail "the token Secret is for $(field Secret '.metadata.annotations["kubernetes.io/service-account.name"]')"
+grep -q 'name: team-a-appservice-operator-metrics-scraper$' <<<"$out" || fail "no prefixed scraper ServiceAccount"
+[ "$(field Certificate '.spec.issuerRef.name')" = "$(field Issuer '.metadata.name')" ] ||
+  fail "the Certificate's issuer does not follow the prefix"
+# The certificate's Secret is made by cert-manager, not kustomize: one name across the three.
+cert=$(field Certificate '.spec.secretName')
+[ "$(field Deployment '.spec.template.spec.volumes[0].secret.secretName')" = "$cert" ] || fail "the mounted Secret is not $cert"
+[ "$(field ServiceMonitor '.spec.endpoints[0].tlsConfig.ca.secret.name')" = "$cert" ] || fail "the ServiceMonitor's CA is not $cert"
+echo "prefix team-a-: the Deployment's ServiceAccount, the ServiceMonitor's token Secret, its ServiceAccount and the Certificate's Issuer follow"
