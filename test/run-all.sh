@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite, from a fresh Debian 12 machine (as root): installs what is missing, checks
 # formatting, builds the Release, Sanitize (ASan+UBSan) and fuzz builds, runs the unit tests in
 # both, runs the fuzz targets for a bounded time, brings up a local control plane, runs the e2e
@@ -85,8 +86,8 @@ cp_build_log=$(mktemp /tmp/asop-cp-build.XXXXXX)
 cp_build_pid=""
 if [ "${E2E:-1}" != 0 ]; then
   # Its own process group (setsid), so cleanup can stop the go commands it started, too. The
-  # benchmark's Go peer is built with it, so the bench smoke test does not build it.
-  setsid bash -c 'bash test/controlplane/build.sh && bash test/bench/build.sh' >"$cp_build_log" 2>&1 &
+  # benchmark's Go peer and helm (for the chart tests) are built with it, so no test builds them.
+  setsid bash -c 'bash test/controlplane/build.sh && bash test/bench/build.sh && bash test/tools/build-helm.sh' >"$cp_build_log" 2>&1 &
   cp_build_pid=$!
 fi
 cleanup() {
@@ -140,7 +141,7 @@ if [ "${E2E:-1}" != 0 ]; then
   if ! wait "$cp_build_pid"; then
     cat "$cp_build_log"
     cp_build_pid=""
-    suite_fail "control plane: the Go build (controlplane/build.sh, bench/build.sh) failed"
+    suite_fail "control plane: the Go build (controlplane/build.sh, bench/build.sh, tools/build-helm.sh) failed"
   else
     cp_build_pid=""
     cat "$cp_build_log"

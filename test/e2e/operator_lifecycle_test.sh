@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The manager's lifecycle edges (docs/architecture.md, "Manager lifecycle"): a lost lease exits 1
 # at once; SIGTERM drains workers, flushes Events and releases the Lease, in that order; a cache
 # that cannot sync keeps /readyz false and says why. Prints the measured times.
@@ -118,12 +119,7 @@ kubectl create role no-services-events -n "$ns" --verb=create,patch --resource=e
 kubectl create rolebinding no-services -n "$ns" --role=no-services --serviceaccount="$ns:no-services" >/dev/null
 kubectl create rolebinding no-services-events -n "$ns" --role=no-services-events --serviceaccount="$ns:no-services" >/dev/null
 sa_kubeconfig=$OP_LOG_DIR/sa.kubeconfig
-kubectl config view --raw --minify --flatten > "$sa_kubeconfig"
-user=$(kubectl config view --raw --minify -o jsonpath='{.users[0].name}' --kubeconfig "$sa_kubeconfig")
-kubectl config set-credentials "$user" --kubeconfig "$sa_kubeconfig" \
-  --token="$(kubectl create token no-services -n "$ns" --duration=10m)" >/dev/null
-kubectl config unset "users.$user.client-certificate-data" --kubeconfig "$sa_kubeconfig" >/dev/null
-kubectl config unset "users.$user.client-key-data" --kubeconfig "$sa_kubeconfig" >/dev/null
+sa_kubeconfig "$sa_kubeconfig" "$ns" no-services
 [ "$(kubectl auth can-i list services -n "$ns" --kubeconfig "$sa_kubeconfig")" = no ] || fail "the ServiceAccount may list services"
 metrics=$(free_port); health=$(free_port "$metrics")
 t0=$(now_ms)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared helpers for the shell e2e tests. Each test runs against $KUBECONFIG (set by run-all.sh).
 set -euo pipefail
 : "${KUBECONFIG:?KUBECONFIG must point at a running control plane (test/controlplane/up.sh)}"
@@ -53,6 +54,18 @@ exec_kubeconfig() {
     --exec-env="ASOP_E2E_EXEC_LOG=$dir/runs" "$@" >/dev/null
   kubectl --kubeconfig "$dir/kubeconfig" config set-context --current --user=e2e-exec >/dev/null
   : >"$dir/runs"
+}
+
+# sa_kubeconfig OUT NAMESPACE SERVICEACCOUNT: writes OUT, $KUBECONFIG's cluster with a 10-minute
+# token of that ServiceAccount as the only credential, to run the binary with exactly its RBAC.
+sa_kubeconfig() {
+  local user
+  kubectl config view --raw --minify --flatten >"$1"
+  user=$(kubectl config view --raw --minify -o jsonpath='{.users[0].name}' --kubeconfig "$1")
+  kubectl config set-credentials "$user" --kubeconfig "$1" \
+    --token="$(kubectl create token "$3" -n "$2" --duration=10m)" >/dev/null
+  kubectl config unset "users.$user.client-certificate-data" --kubeconfig "$1" >/dev/null
+  kubectl config unset "users.$user.client-key-data" --kubeconfig "$1" >/dev/null
 }
 
 # sample_app: deploy/samples/nginx-app.yaml with its nodePort 30002 swapped for one that no Service
