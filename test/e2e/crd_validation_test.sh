@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The AppService CRD as the API server enforces it: samples apply, invalid objects are refused with
 # a message naming the field, defaults are filled in, printer columns and short names work.
 # Needs no operator. Re-applies crds/ but never deletes the CRD (other tests use it).
@@ -92,5 +93,18 @@ grep -q 'appservice.app.example.com/nginx-app' <<<"$(kubectl get apps-example -n
 # The scale subresource reads and writes spec.size.
 kubectl scale appservice/nginx-app -n "$ns" --replicas=3 >/dev/null
 [ "$(kubectl get appservice nginx-app -n "$ns" -o jsonpath='{.spec.size}')" = 3 ] || fail "kubectl scale did not set spec.size"
+
+# kubectl explain, from the API server's published schema: every field has its description.
+explained=$(kubectl explain appservice.spec.ports) || fail "kubectl explain appservice.spec.ports"
+for text in 'Ports of the Service' 'The port that will be exposed by this service' \
+  'Number or name of the port to access on the pods' 'The IP protocol for this port'; do
+  grep -q "$text" <<<"$explained" || fail "kubectl explain appservice.spec.ports lacks \"$text\":
+$explained"
+done
+kubectl explain appservice.status.conditions.reason | grep -q 'programmatic identifier' ||
+  fail "kubectl explain appservice.status.conditions.reason has no description"
+kubectl explain appservice.spec.envs.valueFrom.secretKeyRef.key | grep -q 'The key of the secret' ||
+  fail "kubectl explain reaches no description four levels down"
+echo "kubectl explain appservice.spec.ports:"; sed -n '1,12p' <<<"$explained"
 
 echo "PASS: crd_validation"
