@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # appservice-operator image.
 #
 # Stage 1 builds the operator on Debian 12 with the same Debian packages as the README (test/deps.sh

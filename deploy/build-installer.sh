@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Writes dist/install.yaml, the one file a cluster admin applies (kubebuilder's `make
 # build-installer`): everything `kubectl apply -k deploy/` applies (the CRD, the namespace, RBAC for
 # the operator and for AppService users, the leader-elected Deployment), rendered by kustomize.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # quickstart.sh [--kubeconfig FILE] [OPERATOR FLAGS...]
 #
 # From a fresh Debian 12 machine (as root): installs what is missing, builds the operator, and

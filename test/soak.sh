@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The long churn soak: 1,000 AppServices created, updated and deleted in 10 waves (CI runs 200 in
 # 3: test/e2e/faults/churn_soak_test.sh). Uses build/appservice-operator (or $ASOP_BINARY) and the
 # control plane of $KUBECONFIG; without KUBECONFIG it starts one of its own and removes it after.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Room src/ctrl/: where a reader starts: the manager, the controller loop and the reconciler

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # unit.architecture: the tree follows docs/architecture.md's Rooms table, and the check fails when
 # it does not (an include across a line, a circle, a folder without a row).
 set -euo pipefail

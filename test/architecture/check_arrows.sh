@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check_arrows.sh [ROOT]: checks every quoted #include under ROOT/src against the Rooms table of
 # ROOT/docs/architecture.md (| `src/ROOM/` | holds | may use |). Fails, naming file and line, when
 # a file includes a room its row does not list, when a row uses a room that is not above it in the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the controller-runtime peer (appservice-peer) and the measuring tool (benchctl) from
 # test/bench/peer through the Go module proxy, into a cache folder keyed by a hash of go.mod,
 # go.sum and the sources. Prints that folder. A second run builds nothing.

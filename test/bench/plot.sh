@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Scale curves from run.sh results: RSS and convergence time against N, ours and the peer, as SVG
 # (gnuplot, installed from Debian when missing). Prints the slopes (least squares over N): memory
 # per cached AppService with its two children, and convergence time per AppService.

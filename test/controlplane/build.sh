@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok from their Go
 # modules (through the Go module proxy) at the versions pinned in versions.sh and modules/*/go.mod.
 # Prints the folder that holds the binaries. A second run builds nothing.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # down.sh DIR: stops every process up.sh started for DIR and returns once none of them exists any
 # more (not even as a zombie). Keeps DIR (logs, data) for inspection; --purge deletes it too.
 set -uo pipefail

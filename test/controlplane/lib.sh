@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for up.sh and down.sh.
 
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/free_port.sh"

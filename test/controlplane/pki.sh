@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Makes the test PKI for one control plane in DIR/pki (sourced by up.sh). Keys are throw-away and
 # never leave DIR. ECDSA P-256 keeps generation fast.
 make_pki() {

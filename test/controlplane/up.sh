@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # up.sh DIR: starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok (one fake
 # node) on loopback with free ports, writes DIR/kubeconfig (admin, system:masters, client
 # certificate), waits until /readyz answers and the node is Ready, and returns. Idempotent: what is

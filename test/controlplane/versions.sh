@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Pinned control-plane versions; sourced by build.sh and up.sh. Change them together with
 # modules/*/go.mod (the cache key below includes those files, so a change rebuilds).
 KUBERNETES_VERSION=v1.35.4

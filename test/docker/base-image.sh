@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Makes sure the Docker engine has debian:bookworm-slim, the base image of the Dockerfile, so the
 # Dockerfile builds unchanged on a machine without a registry. When the image is missing it is made
 # from Debian's own packages: debootstrap --variant=minbase, trimmed the way the official slim image

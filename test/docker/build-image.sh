@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the operator image: makes sure the base image exists (base-image.sh), then
 # `docker build -t appservice-operator:dev .` from the repository root. Prints the image size and
 # the build time. On this project's machines build containers reach Debian's mirror over the

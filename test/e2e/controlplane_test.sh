@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The local control plane behaves like a real cluster: a Deployment gets Running Pods on the kwok
 # node and becomes Available; deleting it lets the garbage collector remove its ReplicaSet and Pods.
 source "$(dirname "$0")/lib/common.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The image builds from the real Dockerfile (test/docker/build-image.sh; the base image is made with
 # debootstrap when the engine has none) and is what docs/deploy.md promises: scratch-based and small,
 # non-root, no shell, `--help` works. The Docker tests use the image this test builds.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The container image run the way docs/deploy.md tells users to: `docker run --network host` with a
 # mounted kubeconfig reconciles the sample; --help works; the root filesystem is read-only; a
 # kubeconfig with a relative certificate path or an exec plugin missing from the image fails at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Helpers shared by the C++ e2e tests: a client for $KUBECONFIG, kubectl as users run it, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Event recorder against a real kube-apiserver (test/controlplane/up.sh): Events about a
 // ConfigMap must show up in `kubectl describe` (found by involvedObject kind/name/namespace/uid),
 // and a repeat must be one Event with count 2 ("x2 over"), written with a real strategic merge

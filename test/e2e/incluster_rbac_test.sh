@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The image under the deploy/ ServiceAccount with the in-cluster layout a Pod gets (env
 # KUBERNETES_SERVICE_HOST/PORT; token, CA and namespace under
 # /var/run/secrets/kubernetes.io/serviceaccount/), against the local control plane, which enforces

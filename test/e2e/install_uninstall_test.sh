@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A cluster admin's install and uninstall with the one file, on a control plane of its own (the
 # uninstall deletes the CRD, which the shared one's tests need): `kubectl apply -f
 # dist/install.yaml` brings up the CRD, RBAC and the operator's Deployment; with the real binary

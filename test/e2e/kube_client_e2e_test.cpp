@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kube client layer against a real kube-apiserver (test/controlplane/up.sh): every auth kind,
 // TLS verification, REST verbs with pagination, apply, patches and delete, and watches including
 // one from a compacted resourceVersion. Each test uses its own namespace and deletes it.

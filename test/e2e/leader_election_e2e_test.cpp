@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Leader election against a real kube-apiserver (test/controlplane/up.sh): electors with their own
 // clients, as separate processes would have, competing for one Lease in a fresh namespace.
 // Takeover times are printed so the closing note of issue 4 can quote them.

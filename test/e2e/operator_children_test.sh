@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Children follow the spec exactly, driven with kubectl: fields removed from the spec leave the
 # children, the Service type goes through all three values and back, children made by an older
 # version (POST, old selector) or left unfolded by a failed fold are migrated, every cascade policy

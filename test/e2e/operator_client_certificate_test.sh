@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Client certificates that change after start-up are used: (1) an exec plugin that returns
 # clientCertificateData/clientKeyData (mutual-TLS plugins) authenticates with that certificate;
 # (2) client-certificate/client-key files in the kubeconfig are re-read when they are rotated on

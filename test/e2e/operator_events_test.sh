@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Events aggregate like client-go's EventAggregator: a burst of refused creates
 # (DeploymentCreateFailed) whose messages all differ (an admission policy refuses every Deployment
 # with the new object's uid in its message) becomes one "(combined from similar events)" Event after 9 separate ones, so it cannot empty the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A slow exec credential plugin does not stall the operator. The leader authenticates with a plugin
 # whose credential lasts 60 s; its refresh (run 2, due once half the lifetime is gone) sleeps 20 s.
 # Throughout that run the Lease's renewTime keeps advancing, /healthz answers within 1 s, the

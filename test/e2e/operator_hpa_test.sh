@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A HorizontalPodAutoscaler targets the AppService, not its Deployment: it scales through the
 # AppService's scale subresource (spec.size, status.replicas, status.selector), and the operator
 # carries the size to the Deployment. Without a metrics server here, the HPA's bounds do the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kubeconfig impersonation (as:) really runs the operator with the impersonated user's rights: the
 # admin kubeconfig plus `as: system:serviceaccount:NS:SA` for a ServiceAccount without rights gets
 # 403 for every list (logged, counted in rest_client_requests_total); bound to deploy/base/rbac.yaml's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Two operators with --leader-elect: exactly one reconciles; after SIGTERM the leader releases the
 # Lease and the standby takes over within seconds; after SIGKILL a standby takes over once the
 # lease expires (lease duration + retry period). Prints the measured takeover times.

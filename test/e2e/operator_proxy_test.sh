@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kubeconfig proxy-url: the operator reaches the API server only through an HTTP CONNECT proxy
 # (test/tools/connect_proxy, requiring basic auth from the URL's user info), TLS inside the tunnel,
 # and converges an AppService; the proxy saw CONNECT requests for the API server. Without the

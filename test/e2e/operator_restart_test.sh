@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Restarts over 200 AppServices, as controller-runtime v0.23 handles them.
 # 1. Nothing changed while the operator was down: the new process writes nothing, neither after
 #    its initial list nor after a resync (--sync-period), though it reconciles every AppService.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Two shards from deploy/shards split 200 AppServices: each process runs with the --label-selector
 # and --leader-election-id of its Deployment in the overlay; every AppService converges, each is
 # reconciled by exactly the shard its label names, and none by both (per-object reconciles counted

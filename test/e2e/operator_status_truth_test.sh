@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Status and Events tell the truth when the cluster says no, driven with kubectl as a user would:
 # an admission policy refuses an update (Available and the counts stay those of the running
 # Deployment, Degraded names the child and the verb), a ResourceQuota and the restricted Pod

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The operator end to end, driven with kubectl as a user would: create, update, scale, drift,
 # ownership conflict, Events in kubectl describe, steady state without writes, deletion (also
 # while the operator is down, and foreground cascading). Also run against the ASan+UBSan build.

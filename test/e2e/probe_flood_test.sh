@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The probe port survives a client that holds every connection slot: 500 connections opened and
 # held (some with half a request), then a loop that keeps opening more while the kubelet's probes
 # run. Every /healthz and /readyz answers 200 within a second; the operator keeps reconciling.

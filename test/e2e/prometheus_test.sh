@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A real Prometheus (Debian's package) scrapes the operator's secure metrics (HTTPS, the bearer
 # token of a ServiceAccount bound to appservice-operator-metrics-reader, as the ServiceMonitor in
 # deploy/monitoring does) with deploy/monitoring's alerting rules loaded: the operator's series arrive, every rule evaluates with health "ok", every PromQL

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The controller runtime against the real control plane, through a small test controller on
 // ConfigMaps: it records, per key, what the cache holds when the key is reconciled.
 

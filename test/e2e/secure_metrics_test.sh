@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # --metrics-secure through the binary, as a user deploys it: the operator runs with the deploy/
 # ServiceAccount's own RBAC (a token kubeconfig, no admin), serves /metrics over HTTPS, and asks
 # the API server about every token: none gives 401, one without the metrics-reader role 403, one

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The roles of AppService users (deploy/base/rbac-users.yaml) as a cluster admin hands them out:
 # a developer bound only to the built-in `edit` ClusterRole in a namespace creates, edits, scales
 # and deletes AppServices there with kubectl, and cannot write their status; a reader bound to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs each libFuzzer target for a bounded time from its committed seeds.
 #   test/fuzz/run.sh SECONDS BUILD_DIR [TARGET...]
 # BUILD_DIR was configured with -DCMAKE_CXX_COMPILER=clang++ -DASOP_FUZZ=ON. New corpus entries go

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The suite's accounting (test/lib/suite.sh) and the e2e helpers that guard it cannot report green
 # for something that did not pass: each case below is a way a run could lie.
 set -uo pipefail

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # free_port [TAKEN...]: a TCP port that no socket uses now and that is not one of TAKEN.
 # It is picked below the kernel's ephemeral range, so an outgoing connection cannot take it between
 # now and the bind (that happened in CI: a port from inside the range was in use a second later).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test/run-all.sh --list: where the minutes go. Prints the sections of the last run of this build
 # tree (build/timings.tsv), or of the committed test/timings.tsv before a first run, then each
 # ctest run's tests, longest first. Lines: "KIND<TAB>NAME<TAB>SECONDS"; KIND is "section" or the

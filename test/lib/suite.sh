@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The suite's accounting, sourced by test/run-all.sh (and tested by test/harness/suite_test.sh).
 # Counters: passed, failed, skipped; failures: what failed, for the summary.
 passed=0 failed=0 skipped=0

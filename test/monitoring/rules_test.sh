@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/monitoring without a cluster: the PrometheusRule's spec is a valid rules file, every alert
 # passes its promtool unit tests (fires when it should, silent on a healthy series), the dashboard
 # is valid JSON whose panels all have queries, and the component renders with kustomize.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # dist/install.yaml is what deploy/build-installer.sh writes from deploy/ today: an edit of deploy/
 # or crds/ without regenerating it fails here.
 set -euo pipefail

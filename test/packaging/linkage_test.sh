@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Release binary carries its C++ dependencies (ASOP_STATIC_DEPS): it may need only glibc and
 # libunwind at run time. A shared libcrypto or libstdc++ creeping back costs about 4 MiB of RSS.
 # Its relative relocations are packed (-z pack-relative-relocs).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The version is written once, in CMakeLists.txt's project(): the manifests' app.kubernetes.io/version
 # label (deploy/base/kustomization.yaml) and CHANGELOG.md's newest release must say the same, and
 # every object kustomize renders from deploy/ carries the label. (--version and the image's OCI

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // blackhole_proxy: a TCP proxy for fault tests that can stop forwarding without closing anything.
 //
 //   blackhole_proxy --listen PORT --control PORT --target HOST:PORT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // connect_proxy: a minimal HTTP CONNECT proxy for e2e tests.
 //
 //   connect_proxy --listen PORT [--auth BASE64]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Room src/ctrl/base/: clock and random source, retry backoff, RFC 3339 micro time, uuids, giving

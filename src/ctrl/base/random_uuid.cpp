@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/base/random_uuid.h"
 
 namespace ctrl {

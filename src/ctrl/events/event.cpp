@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/events/event.h"
 
 #include <rapidjson/stringbuffer.h>

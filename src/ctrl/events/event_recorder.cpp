@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/events/event_recorder.h"
 
 #include <glog/logging.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Room src/ctrl/events/: the Event recorder, correlator and spam filter. May use: src/ctrl/base/,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/leader/leader_elector.h"
 
 #include <glog/logging.h>

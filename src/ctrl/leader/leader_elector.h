@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Room src/ctrl/leader/: Lease leader election: the elector, its pure state machine, the Lease

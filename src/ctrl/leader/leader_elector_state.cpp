@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/leader/leader_elector_state.h"
 
 #include <glog/logging.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Room src/ctrl/metrics/: the Prometheus registry and its counters, gauges, histograms, process and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/metrics/process_metrics.h"
 
 #include <sys/resource.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/metrics/rest_client_metrics.h"
 
 #include <glog/logging.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/object/compact_object.h"
 
 #include <glog/logging.h>

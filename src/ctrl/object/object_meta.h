@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Room src/ctrl/object/: objects as JSON: metadata accessors, field masks, compact text,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/queue/work_queue.h"
 
 #include <glog/logging.h>

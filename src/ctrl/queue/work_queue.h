@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Room src/ctrl/queue/: the work queue and its rate limiters. May use: src/ctrl/base/,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/serve/access_reviewer.h"
 
 #include <rapidjson/document.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Room src/ctrl/serve/: the probe and metrics server, its TokenReview/SubjectAccessReview

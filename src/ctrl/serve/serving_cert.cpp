@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/serve/serving_cert.h"
 
 #include <glog/logging.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kube/config/exec_credential.h"
 
 #include <glog/logging.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Room src/kube/config/: RestConfig and where it comes from: kubeconfig, in-cluster, exec

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kube/config/token_source.h"
 
 #include <glog/logging.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Room src/kube/core/: the vocabulary of every client room: error kinds (Errc, a std::error_code

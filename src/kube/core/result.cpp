@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kube/core/result.h"
 
 #include <glog/logging.h>

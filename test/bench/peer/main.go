@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // appservice-peer: the controller-runtime operator that test/bench/run.sh measures
 // appservice-operator against. main() is kubebuilder's scaffold with the flags the bench passes.
 package main

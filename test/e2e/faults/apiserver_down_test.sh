@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The API server is stopped for 30 s on the fault test's own control plane, with AppServices
 # created, edited and deleted right before the stop and right after the restart. The operator must
 # survive (same PID), back off instead of hot-looping during the outage, and then converge every

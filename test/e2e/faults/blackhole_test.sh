@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Network blackhole: test/tools/blackhole_proxy sits between the operator and the API server and
 # stops forwarding for 100 s without closing anything (connections stay established, TCP
 # keepalive is still answered). AppServices are created, edited and deleted meanwhile. The operator

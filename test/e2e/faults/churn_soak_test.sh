@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Churn soak: AppServices created, updated and deleted in waves (SOAK_OBJECTS in SOAK_WAVES waves,
 # default 200 in 3; test/soak.sh runs 1,000 in 10). Each wave creates its batch, changes every
 # image, then deletes the batch. At the end: no leaked children, no stuck finalizer, no crash, no

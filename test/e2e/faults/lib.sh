@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared helpers for the fault tests. A test that disrupts the API server starts its own control
 # plane (own_controlplane), so the shared one other tests use is never touched.
 here_faults=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

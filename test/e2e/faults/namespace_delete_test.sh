@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # 100 AppServices in a namespace that is deleted while the operator runs. The namespace must be
 # gone within 180 s (the namespace controller deletes the AppServices, the operator deletes their
 # children and removes the finalizers), and the operator's error reconciles stay bounded: refusals

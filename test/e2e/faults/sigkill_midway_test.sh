@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # SIGKILL mid-reconcile and mid-deletion, then restart: everything converges, nothing leaks, no
 # finalizer is stuck. The windows are caught by killing while 40 AppServices are being reconciled
 # (or deleted) and reading the objects afterwards: after a SIGKILL nothing changes any more, so

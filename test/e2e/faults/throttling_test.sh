@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # API server throttling: an own control plane with --max-mutating-requests-inflight=1 and APF off,
 # so concurrent writes are refused with 429 and "Retry-After: 1". 30 AppServices are created at
 # once. The operator must honour Retry-After (it resends a refused write after the seconds asked,

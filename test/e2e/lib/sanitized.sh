@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # sanitized.sh SCRIPT: runs an e2e script whose $ASOP_BINARY is the ASan+UBSan build, with every
 # sanitizer report written to a file; any report fails the test, even when the script passed
 # (an operator that leaked or overflowed while the test's checks still held).

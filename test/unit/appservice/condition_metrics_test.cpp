@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "appservice/condition_metrics.h"
 
 #include <catch2/catch.hpp>

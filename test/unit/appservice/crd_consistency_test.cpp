@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C++ parser and the CRD schema cannot drift apart: every field the parser reads is in
 // crds/ with the same type, every spec field of the schema is read (or deliberately ignored),
 // defaults, enums and ranges agree, and the status we write fits the status schema.

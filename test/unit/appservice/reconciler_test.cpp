@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The AppService reconciler itself, one situation per row: the caches are prepared ObjectStores,
 // the REST client is the real one talking over loopback to a FakeApiServer that answers from the
 // row's script and records every request, and Events go through the real EventRecorder to a

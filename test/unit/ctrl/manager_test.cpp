@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The manager's lifecycle against a fake API server: a background coroutine that dies ends the
 // run with exit code 1 and says which one; /readyz follows every informer's currency; SIGTERM's
 // shutdown drains the workers, flushes Events, and only then releases the Lease.

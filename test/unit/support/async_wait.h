@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Waiting inside a test coroutine on the test's io_context: for a condition (polled, with a

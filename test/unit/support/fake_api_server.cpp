@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "support/fake_api_server.h"
 
 #include <boost/asio/as_tuple.hpp>

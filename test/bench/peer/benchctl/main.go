@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // benchctl: the measuring half of test/bench/run.sh. run.sh starts and stops the operators;
 // benchctl drives the API server and reads the operator's /proc and /metrics at the right moments.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes api_error_from_response on arbitrary bodies and Retry-After headers. Input: bytes 0-1 the
 // HTTP status (0..999), byte 2 the header length, then the header, then the body.
 #include <cstddef>

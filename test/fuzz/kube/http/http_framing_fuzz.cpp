@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes HTTP/1.1 response framing as HttpTransport and HttpStream read it: Beast's parser fed
 // through a read buffer with a maximum, as HttpConnection's is. Byte 0 picks the size of each read
 // (as a socket returns data in pieces), byte 1 the buffer and body caps (scaled down so that short

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes WatchDecoder framing and event decoding. Input: byte 0 picks a split position, byte 1 a
 // line length limit, the rest is the stream. Besides crashes and sanitizer reports, it checks the
 // framing invariant: whole, split-in-two and byte-at-a-time feeding give the same items.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Event recorder: the pure correlator (aggregation, spam filter, repeat cache) stepped with a
 // FakeClock, the JSON it writes, and the sender against a fake API server (create, patch, 404
 // fallback, retries, coalescing and the bounded queue).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // A fake API server's handling of one Lease (ns/lock) with the API server's optimistic

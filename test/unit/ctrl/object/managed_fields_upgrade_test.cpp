@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/object/managed_fields_upgrade.h"
 
 #include <rapidjson/document.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/object/status_only_change.h"
 
 #include <rapidjson/document.h>

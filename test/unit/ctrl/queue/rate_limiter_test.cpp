@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ctrl/queue/rate_limiter.h"
 
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <openssl/x509.h>
 
 #include <boost/asio/as_tuple.hpp>

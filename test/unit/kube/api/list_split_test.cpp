@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kube/api/list_split.h"
 
 #include <catch2/catch.hpp>

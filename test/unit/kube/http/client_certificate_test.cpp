@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kube/http/client_certificate.h"
 
 #include <openssl/ssl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An exec credential plugin behind HttpTransport: it never stalls the io_context, a 401 refreshes
 // the credential only once for all the requests that used it, and a failing plugin is not re-run
 // by every request.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hostile framing from the server: chunk extensions, trailers and bodies beyond the client's caps
 // are errors, never allocations as large as the server cares to send.
 #include <boost/asio/as_tuple.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Requests through an HTTP CONNECT proxy (kubeconfig proxy-url, HTTPS_PROXY).
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kube/http/http_transport.h"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kube/http/tls_context.h"
 
 #include <openssl/x509v3.h>
