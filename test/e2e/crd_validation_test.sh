@@ -101,10 +101,12 @@ for text in 'Ports of the Service' 'The port that will be exposed by this servic
   grep -q "$text" <<<"$explained" || fail "kubectl explain appservice.spec.ports lacks \"$text\":
 $explained"
 done
-kubectl explain appservice.status.conditions.reason | grep -q 'programmatic identifier' ||
-  fail "kubectl explain appservice.status.conditions.reason has no description"
-kubectl explain appservice.spec.envs.valueFrom.secretKeyRef.key | grep -q 'The key of the secret' ||
-  fail "kubectl explain reaches no description four levels down"
+# (Read whole before grep: with pipefail, grep -q closing the pipe early fails kubectl.)
+reason=$(kubectl explain appservice.status.conditions.reason)
+grep -q 'programmatic identifier' <<<"$reason" ||
+  fail "kubectl explain appservice.status.conditions.reason has no description: $reason"
+key=$(kubectl explain appservice.spec.envs.valueFrom.secretKeyRef.key)
+grep -q 'The key of the secret' <<<"$key" || fail "kubectl explain reaches no description four levels down: $key"
 echo "kubectl explain appservice.spec.ports:"; sed -n '1,12p' <<<"$explained"
 
 echo "PASS: crd_validation"

@@ -4,8 +4,8 @@
 # with two fake nodes (kwok). The topology spread puts the two operator replicas on different
 # nodes; `kubectl drain` of one node evicts its replica while the other stays Ready the whole time
 # (sampled every 0.2 s), and the Deployment is whole again on the other node. The
-# PodDisruptionBudget (maxUnavailable 1) refuses a second eviction while one replica is down, so a
-# drain never takes both. (kwok's Pods do not run the binary: the leader's own hand-over is proven
+# PodDisruptionBudget (maxUnavailable 1) refuses a second eviction while one replica is down (its
+# replacement unschedulable), so a drain never takes both. (kwok's Pods do not run the binary: the leader's own hand-over is proven
 # by operator_leader_election_test.sh; this proves the scheduling and disruption rules.)
 # ctest: processors 2
 source "$(dirname "$0")/faults/lib.sh"
@@ -35,8 +35,10 @@ min=$(sort -n "$samples" | head -n 1)
 pods | awk -v n="$node" '$2 == n {bad = 1} END {exit bad}' || fail "a replica still runs on the drained node: $(pods)"
 echo "drain of $node: evicted $(grep -c 'evicted' "$OP_LOG_DIR/drain.log" || true) replica(s); Ready replicas never fewer than $min ($(wc -l <"$samples") samples)"
 
-# The PodDisruptionBudget: two evictions back to back, the second refused.
-kubectl uncordon "$node" >/dev/null
+# The PodDisruptionBudget: two evictions back to back, the second refused. Both nodes cordoned,
+# so the first one's replacement stays Pending (kwok would make it Ready within milliseconds and
+# the budget would allow the second): one replica down, as during a slow drain.
+kubectl cordon kwok-node-0 kwok-node-1 >/dev/null
 mapfile -t names < <(pods | awk '{print $1}')
 [ "${#names[@]}" = 2 ] || fail "want 2 replicas, got: $(pods)"
 evict() {

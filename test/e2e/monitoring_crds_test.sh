@@ -68,9 +68,15 @@ grep -q 'notAField' <<<"$out" || fail "the refusal does not name the field: $out
 
 # The scrape identity, for real: the token controller fills the Secret; the token may get /metrics.
 mkdir -p "$tmp/scraper"
-printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: %s\nnameSuffix: -%s\nresources: [%s]\n' \
-  "$ns" "$ns" "$(realpath --relative-to="$tmp/scraper" deploy/monitoring/scraper.yaml)" >"$tmp/scraper/kustomization.yaml"
+# With the component's kustomizeconfig.yaml, so the Secret's service-account.name annotation
+# follows the suffix (without it the token controller finds no such account and leaves it empty).
+printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: %s\nnameSuffix: -%s\nresources: [%s]\nconfigurations: [%s]\n' \
+  "$ns" "$ns" "$(realpath --relative-to="$tmp/scraper" deploy/monitoring/scraper.yaml)" \
+  "$(realpath --relative-to="$tmp/scraper" deploy/monitoring/kustomizeconfig.yaml)" >"$tmp/scraper/kustomization.yaml"
 kubectl kustomize --load-restrictor LoadRestrictionsNone "$tmp/scraper" | kubectl apply -f - >/dev/null
+# The ClusterRole the scraper is bound to, as deploy/base installs it (cluster-wide, shared).
+yq -y 'select(.kind == "ClusterRole" and .metadata.name == "appservice-operator-metrics-reader")' \
+  deploy/base/rbac.yaml | kubectl apply -f - >/dev/null
 token_of() { kubectl -n "$ns" get secret "appservice-operator-metrics-token-$ns" -o jsonpath='{.data.token}'; }
 has_token() { [ -n "$(token_of)" ]; }
 eventually 60 has_token
