@@ -383,7 +383,7 @@ TEST_CASE("informer streaming: failures a list would share back off and stream a
 }
 
 TEST_CASE(
-    "informer streaming: a 410 while watching relists by streaming; the cache stays until "
+    "informer streaming: a 410 while watching relists by streaming, the cache stays until "
     "the new list is complete",
     "[informer]") {
   auto r = step(streaming_state(),
