@@ -68,9 +68,18 @@ void Informer::transform(rapidjson::Document& object) const {
   }
 }
 
-void Informer::apply(std::vector<informer::StoreOp> ops) {
+void Informer::apply(informer::Step& step) {
   bool listed = false;
-  for (auto& op : ops) {
+  for (auto& op : step.staged) staging_.apply(std::move(op));
+  if (step.staging == informer::Staging::commit) {
+    ++lists_completed_;
+    listed = true;
+    store_.replace_from(staging_, [this](const StoreChange& change) {
+      for (const auto& handler : handlers_) handler(change);
+    });
+  }
+  if (step.staging != informer::Staging::keep) staging_ = ObjectStore();
+  for (auto& op : step.ops) {
     if (std::holds_alternative<informer::Replace>(op)) {
       ++lists_completed_;
       listed = true;
@@ -94,7 +103,7 @@ asio::awaitable<void> Informer::run() {
       LOG(WARNING) << "informer=\"" << name_
                    << "\" streaming list not served, listing instead: " << result.fell_back;
     }
-    apply(std::move(result.ops));
+    apply(result);
     current_ = informer::is_current(state_);
     if (lists_completed_ > lists_before && lists_completed_ > 1) {
       LOG(INFO) << "informer=\"" << name_ << "\" relisted objects=" << store_.size()
@@ -219,10 +228,8 @@ asio::awaitable<informer::Input> Informer::read_event() {
                               ev.type == kube::WatchEvent::Type::deleted;
   if (ev.object && carries_object) {
     transform(*ev.object);
-    // Live events need no compact copy: the store keeps the object as text, and this parse is
-    // freed once the handlers have seen it. A streaming list's initial events are all held until
-    // its end: those are copied out compactly, as list items are.
-    if (state_.phase == informer::Phase::streaming) ev.object = compact_object(*ev.object);
+    // No compact copy: the store (or a streaming list's staging store) keeps the object as
+    // text, and this parse is freed once it is stored and the handlers have seen it.
   }
   co_return informer::Event{std::move(ev)};
 }

@@ -85,7 +85,7 @@ class Informer {
   boost::asio::awaitable<informer::Input> open_watch(informer::DoWatch what);
   boost::asio::awaitable<informer::Input> read_event();
   boost::asio::awaitable<informer::Input> back_off(informer::DoBackoff what);
-  void apply(std::vector<informer::StoreOp> ops);
+  void apply(informer::Step& step);
   void transform(rapidjson::Document& object) const;
 
   boost::asio::any_io_executor ex_;
@@ -96,6 +96,7 @@ class Informer {
   Backoff backoff_;
   std::string name_;
   ObjectStore store_;
+  ObjectStore staging_;  // a streaming list's objects until it completes (informer::Staging)
   std::vector<Handler> handlers_;
   informer::State state_;
   std::unique_ptr<kube::WatchStream> watch_;

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "ctrl/base/overloaded.h"
-#include "ctrl/object/object_meta.h"
 
 namespace ctrl::informer {
 namespace {
@@ -28,7 +27,9 @@ Step relist(State state) {
   state.continue_token.clear();
   state.pending.clear();
   state.full_list = false;
-  return {std::move(state), {}, DoWatch{{}, true}};
+  Step next{std::move(state), {}, DoWatch{{}, true}};
+  next.staging = Staging::drop;  // start from an empty staging store
+  return next;
 }
 
 // The server will not stream this list: refused the parameters (an API server before 1.27, or
@@ -37,6 +38,7 @@ Step relist(State state) {
 Step fall_back_to_list(State state, std::string why) {
   auto next = list(std::move(state));
   next.fell_back = std::move(why);
+  next.staging = Staging::drop;
   return next;
 }
 
@@ -47,16 +49,22 @@ bool stream_worth_retrying(const kube::ApiError& error) {
          error.is(kube::Errc::internal) || error.is(kube::Errc::unauthorized);
 }
 
-// Applies one event of a streaming list's initial events to the objects gathered so far. Only
-// ADDED is expected; the others are kept correct anyway (client-go applies them to its
-// temporary store).
-void gather(State& state, kube::WatchEvent& ev) {
+// One event of a streaming list's initial events, for the staging store. Only ADDED is
+// expected; the others are kept correct anyway (client-go applies them to its temporary store).
+Step gather(State state, kube::WatchEvent& ev) {
+  Step next{std::move(state), {}, KeepReading{}};
   if (ev.type == kube::WatchEvent::Type::deleted) {
-    const auto key = object_key(*ev.object);
-    std::erase_if(state.pending, [&](const ObjectPtr& o) { return object_key(*o) == key; });
-    return;
+    next.staged.emplace_back(Delete{std::move(ev.object)});
+  } else {
+    next.staged.emplace_back(Upsert{std::move(ev.object)});
   }
-  state.pending.push_back(std::move(ev.object));
+  return next;
+}
+
+// The streaming list ends without completing: its staging store is discarded.
+Step drop_staging(Step step) {
+  step.staging = Staging::drop;
+  return step;
 }
 
 Step back_off(State state, bool relist, const kube::ApiError& error) {
@@ -180,21 +188,18 @@ Step step(State state, Input input) {
               return step(std::move(state), WatchFailed{std::move(error)});
             }
             if (state.phase == Phase::streaming) {
-              if (ev.type != kube::WatchEvent::Type::bookmark) {
-                gather(state, ev);
-                return {std::move(state), {}, KeepReading{}};
-              }
+              if (ev.type != kube::WatchEvent::Type::bookmark) return gather(std::move(state), ev);
               if (!ev.initial_events_end) {
                 return fall_back_to_list(std::move(state),
                                          "a bookmark before the initial events end");
               }
               // The list is complete at the bookmark's resourceVersion; the stream goes on.
-              std::vector<StoreOp> ops{Replace{std::move(state.pending)}};
-              state.pending.clear();
               state.resource_version = ev.resource_version;
               state.phase = Phase::watching;
               state.synced = true;
-              return {std::move(state), std::move(ops), KeepReading{}};
+              Step next{std::move(state), {}, KeepReading{}};
+              next.staging = Staging::commit;
+              return next;
             }
             expect(state, Phase::watching, "watch event");
             if (!ev.resource_version.empty()) state.resource_version = ev.resource_version;
@@ -223,7 +228,7 @@ Step step(State state, Input input) {
               if (short_and_empty) return fall_back_to_list(std::move(state), error.message);
               error.message = "watch closed after " + std::to_string(ended.events) +
                               " events, before the initial events ended";
-              return back_off(std::move(state), true, error);
+              return drop_staging(back_off(std::move(state), true, error));
             }
             CHECK(state.phase == Phase::watching || state.phase == Phase::listed)
                 << "informer: watch end in phase " << to_string(state.phase);
@@ -233,10 +238,10 @@ Step step(State state, Input input) {
           [&](WatchFailed& failed) -> Step {
             if (state.phase == Phase::streaming) {
               if (failed.error.is(kube::Errc::gone)) {
-                return relist_after_gone(std::move(state), failed.error);
+                return drop_staging(relist_after_gone(std::move(state), failed.error));
               }
               if (stream_worth_retrying(failed.error)) {
-                return back_off(std::move(state), true, failed.error);
+                return drop_staging(back_off(std::move(state), true, failed.error));
               }
               return fall_back_to_list(std::move(state), failed.error.describe());
             }

@@ -15,24 +15,49 @@
 
 namespace ctrl {
 
+std::optional<StoreChange> ObjectStore::upsert(ObjectPtr object, bool initial) {
+  auto key = object_key(*object);
+  const auto it = objects_.find(std::string_view(key));
+  ObjectPtr old = it == objects_.end() ? nullptr : unpack(it->data());
+  if (old && meta_resource_version(*old) == meta_resource_version(*object)) return std::nullopt;
+  // pack() may re-deflate every entry; that replaces their bytes, not their nodes, so `it`
+  // stays valid.
+  std::string data = pack(*object);
+  if (it != objects_.end()) {
+    it->set_data(data);
+  } else {
+    objects_.emplace(key, data);
+  }
+  return StoreChange{old ? StoreChange::Type::updated : StoreChange::Type::added, std::move(old),
+                     std::move(object), initial};
+}
+
+void ObjectStore::replace_from(const ObjectStore& staged,
+                               const std::function<void(const StoreChange&)>& visit) {
+  const bool initial = !synced_;
+  std::unordered_set<std::string, KeyHash, KeyEqual> seen;
+  seen.reserve(staged.size());
+  for (const Entry& e : staged.objects_) {
+    seen.emplace(e.key());
+    if (auto change = upsert(staged.unpack(e.data()), initial)) visit(*change);
+  }
+  std::vector<std::string> gone;
+  for (const Entry& e : objects_) {
+    if (!seen.contains(e.key())) gone.emplace_back(e.key());
+  }
+  for (const auto& key : gone) {
+    auto last = get(key);
+    erase(key);
+    visit({StoreChange::Type::deleted, last, last});
+  }
+  synced_ = true;
+}
+
 std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
   std::vector<StoreChange> changes;
   bool initial = false;
   auto upsert = [&](ObjectPtr object) {
-    auto key = object_key(*object);
-    const auto it = objects_.find(std::string_view(key));
-    ObjectPtr old = it == objects_.end() ? nullptr : unpack(it->data());
-    if (old && meta_resource_version(*old) == meta_resource_version(*object)) return;
-    // pack() may re-deflate every entry; that replaces their bytes, not their nodes, so `it`
-    // stays valid.
-    std::string data = pack(*object);
-    if (it != objects_.end()) {
-      it->set_data(data);
-    } else {
-      objects_.emplace(key, data);
-    }
-    changes.push_back({old ? StoreChange::Type::updated : StoreChange::Type::added, std::move(old),
-                       std::move(object), initial});
+    if (auto change = this->upsert(std::move(object), initial)) changes.push_back(*change);
   };
   std::visit(Overloaded{
                  [&](informer::Replace& replace) {

@@ -40,6 +40,11 @@ class ObjectStore {
   // deleted, so a delete missed while disconnected still reaches the handlers. An object whose
   // resourceVersion did not change is not reported.
   std::vector<StoreChange> apply(informer::StoreOp op);
+  // Swaps in `staged` as a complete list, as a Replace of its objects would, but one object at a
+  // time: each change goes to `visit` as it is made, so only one object exists as a DOM at a
+  // time (a Replace holds them all). For streaming lists, gathered in a staging store.
+  void replace_from(const ObjectStore& staged,
+                    const std::function<void(const StoreChange&)>& visit);
 
   ObjectPtr get(std::string_view key) const;
   bool contains(std::string_view key) const;
@@ -86,6 +91,8 @@ class ObjectStore {
     }
   };
 
+  // Stores `object` unless the cache has it at the same resourceVersion; what changed, if anything.
+  std::optional<StoreChange> upsert(ObjectPtr object, bool initial);
   std::string pack(const rapidjson::Value& object);
   ObjectPtr unpack(std::string_view data) const;
   void erase(std::string_view key);

@@ -280,30 +280,34 @@ TEST_CASE("informer streaming: start opens a watch with initial events, a consis
   CHECK(r.state.phase == Phase::streaming);
   CHECK(streams(r.next));
   CHECK(r.ops.empty());
+  CHECK(r.staging == Staging::drop);  // an empty staging store to begin with
   CHECK_FALSE(is_current(r.state));
   r = step(std::move(r.state), WatchOpened{});
   CHECK(r.state.phase == Phase::streaming);
   CHECK(std::holds_alternative<KeepReading>(r.next));
 }
 
-TEST_CASE("informer streaming: initial events gather until the end bookmark, then one Replace",
+TEST_CASE("informer streaming: initial events go to the staging store until the end bookmark",
           "[informer]") {
   auto r = step(streaming_state(),
                 Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "a", "5"))});
   CHECK(r.ops.empty());  // nothing reaches the cache before the list is complete
+  REQUIRE(r.staged.size() == 1);
+  CHECK(std::holds_alternative<Upsert>(r.staged[0]));
+  CHECK(r.staging == Staging::keep);
   r = step(std::move(r.state),
            Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "b", "7"))});
   r = step(std::move(r.state),
-           Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "c", "6"))});
-  r = step(std::move(r.state),
            Event{watch_event(kube::WatchEvent::Type::deleted, make_object("ns", "c", "8"))});
   CHECK(r.ops.empty());
+  REQUIRE(r.staged.size() == 1);
+  CHECK(std::holds_alternative<Delete>(r.staged[0]));
   CHECK_FALSE(is_current(r.state));
-  CHECK(r.state.pending.size() == 2);
+  CHECK(r.state.pending.empty());  // the objects are the driver's staging store's, not State's
   r = step(std::move(r.state), Event{end_bookmark("9")});
-  REQUIRE(r.ops.size() == 1);
-  REQUIRE(std::holds_alternative<Replace>(r.ops[0]));
-  CHECK(std::get<Replace>(r.ops[0]).items.size() == 2);
+  CHECK(r.ops.empty());
+  CHECK(r.staged.empty());
+  CHECK(r.staging == Staging::commit);  // swapped in as a complete list
   // The same stream goes on as the watch, from the bookmark's resourceVersion.
   CHECK(r.state.phase == Phase::watching);
   CHECK(r.state.resource_version == "9");
@@ -325,6 +329,7 @@ TEST_CASE("informer streaming: a refused stream falls back to a paginated list a
     auto r = step(streaming_state(), WatchFailed{error_of(code)});
     CHECK(r.state.phase == Phase::listing);
     CHECK_FALSE(r.fell_back.empty());  // the driver logs why
+    CHECK(r.staging == Staging::drop);
     REQUIRE(std::holds_alternative<DoList>(r.next));
     CHECK(std::get<DoList>(r.next).paginate);
     r = step(std::move(r.state), ListPage{{make_object("ns", "a", "5")}, "", "10"});
@@ -344,7 +349,7 @@ TEST_CASE("informer streaming: a server that ignores sendInitialEvents is detect
     r = step(std::move(r.state), Event{end_bookmark("9", false)});
     CHECK(r.ops.empty());
     CHECK(r.state.phase == Phase::listing);
-    CHECK(r.state.pending.empty());
+    CHECK(r.staging == Staging::drop);  // what was gathered is not a list
     CHECK(std::holds_alternative<DoList>(r.next));
   }
   SECTION("a watch closed at once with nothing") {
@@ -359,6 +364,7 @@ TEST_CASE("informer streaming: failures a list would share back off and stream a
   SECTION("503 on open") {
     auto r = step(streaming_state(), WatchFailed{error_of(kube::Errc::unavailable)});
     CHECK(r.state.phase == Phase::backing_off);
+    CHECK(r.staging == Staging::drop);
     REQUIRE(std::holds_alternative<DoBackoff>(r.next));
     r = step(std::move(r.state), BackoffDone{});
     CHECK(streams(r.next));
@@ -368,7 +374,7 @@ TEST_CASE("informer streaming: failures a list would share back off and stream a
                   Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "a", "5"))});
     r = step(std::move(r.state), WatchEnded{std::chrono::milliseconds(5000), 1});
     CHECK(r.state.phase == Phase::backing_off);
-    CHECK(r.state.pending.empty());  // a half-streamed list never reaches the cache
+    CHECK(r.staging == Staging::drop);  // a half-streamed list never reaches the cache
     CHECK(r.ops.empty());
     r = step(std::move(r.state), BackoffDone{});
     CHECK(streams(r.next));
@@ -390,6 +396,7 @@ TEST_CASE(
                 Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "a", "5"))});
   r = step(std::move(r.state), Event{end_bookmark("9")});
   REQUIRE(is_current(r.state));
+  CHECK(r.staging == Staging::commit);
   r = step(std::move(r.state), WatchFailed{error_of(kube::Errc::gone)});
   CHECK_FALSE(is_current(r.state));
   r = step(std::move(r.state), BackoffDone{});
@@ -400,8 +407,8 @@ TEST_CASE(
            Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "b", "11"))});
   CHECK(r.ops.empty());
   CHECK_FALSE(is_current(r.state));
+  CHECK(r.staged.size() == 1);
   r = step(std::move(r.state), Event{end_bookmark("12")});
-  REQUIRE(r.ops.size() == 1);
-  CHECK(std::get<Replace>(r.ops[0]).items.size() == 1);
+  CHECK(r.staging == Staging::commit);
   CHECK(is_current(r.state));
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ctrl/cache/object_store.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -58,6 +59,44 @@ TEST_CASE("store: only the first list's adds are marked as from the initial list
       {make_object("a", "x", "3"), make_object("a", "w", "2"), make_object("a", "v", "4")}});
   REQUIRE(relist.size() == 2);  // x updated, v added
   for (const auto& c : relist) CHECK_FALSE(c.in_initial_list);
+}
+
+TEST_CASE("store: replace_from a staging store is a Replace, one change at a time", "[store]") {
+  ObjectStore store;
+  ObjectStore staged;
+  staged.apply(informer::Upsert{make_object("a", "x", "1")});
+  staged.apply(informer::Upsert{make_object("b", "y", "2")});
+  std::vector<std::string> seen;
+  store.replace_from(staged, [&](const StoreChange& c) {
+    CHECK(c.type == StoreChange::Type::added);
+    CHECK(c.in_initial_list);  // the first list, however it arrived
+    seen.push_back(object_key(*c.new_object));
+  });
+  CHECK(store.has_synced());
+  CHECK(store.size() == 2);
+  std::sort(seen.begin(), seen.end());
+  CHECK(seen == std::vector<std::string>{"a/x", "b/y"});
+
+  // A relist: y unchanged (not reported), x updated, z new, and w, gone since, reported deleted.
+  store.apply(informer::Upsert{make_object("d", "w", "3")});
+  ObjectStore relisted;
+  relisted.apply(informer::Upsert{make_object("a", "x", "5")});
+  relisted.apply(informer::Upsert{make_object("b", "y", "2")});
+  relisted.apply(informer::Upsert{make_object("c", "z", "6")});
+  std::vector<std::string> changes;
+  store.replace_from(relisted, [&](const StoreChange& c) {
+    CHECK_FALSE(c.in_initial_list);
+    const char* type = c.type == StoreChange::Type::added     ? "added "
+                       : c.type == StoreChange::Type::updated ? "updated "
+                                                              : "deleted ";
+    changes.push_back(type + object_key(*c.new_object));
+    // The change is made when the handler sees it.
+    CHECK(store.contains(object_key(*c.new_object)) == (c.type != StoreChange::Type::deleted));
+  });
+  std::sort(changes.begin(), changes.end());
+  CHECK(changes == std::vector<std::string>{"added c/z", "deleted d/w", "updated a/x"});
+  CHECK(store.size() == 3);
+  CHECK(meta_resource_version(*store.get("a/x")) == "5");
 }
 
 TEST_CASE("store: upsert skips an unchanged resourceVersion", "[store]") {
