@@ -57,7 +57,9 @@ std::vector<StoreChange> ObjectStore::apply(informer::StoreOp op) {
   std::vector<StoreChange> changes;
   bool initial = false;
   auto upsert = [&](ObjectPtr object) {
-    if (auto change = this->upsert(std::move(object), initial)) changes.push_back(*change);
+    if (auto change = this->upsert(std::move(object), initial)) {
+      changes.push_back(std::move(*change));
+    }
   };
   std::visit(Overloaded{
                  [&](informer::Replace& replace) {
