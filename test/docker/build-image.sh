@@ -7,7 +7,8 @@
 # get), set DOCKER_BUILD_NETWORK=host to build with `--network host`.
 #
 # Environment: IMAGE (default appservice-operator:dev), DOCKER_BUILD_NETWORK (e.g. host),
-# DOCKER_BUILD_ARGS (extra arguments, e.g. --no-cache).
+# DOCKER_BUILD_ARGS (extra arguments, e.g. --no-cache), IMAGE_SOURCE (the repository's web address
+# for the org.opencontainers.image.source label; default: the origin remote, see image-source.sh).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 image=${IMAGE:-appservice-operator:dev}
@@ -17,6 +18,10 @@ version=$(sed -n 's/^project(appservice-operator VERSION \([0-9][0-9.]*\).*/\1/p
 [ -n "$version" ] || { echo "build-image.sh: no project version in CMakeLists.txt" >&2; exit 1; }
 revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
 args=(-t "$image" --build-arg "VERSION=$version" --build-arg "REVISION=$revision")
+# The source URL comes from IMAGE_SOURCE or the checkout's origin remote; without either the label
+# is left off, not made up.
+source_url=$(bash "$root/test/docker/image-source.sh" "$root")
+[ -z "$source_url" ] || args+=(--label "org.opencontainers.image.source=$source_url")
 [ -z "${DOCKER_BUILD_NETWORK:-}" ] || args+=(--network "$DOCKER_BUILD_NETWORK")
 # shellcheck disable=SC2206 # word splitting of the extra arguments is intended
 [ -z "${DOCKER_BUILD_ARGS:-}" ] || args+=($DOCKER_BUILD_ARGS)

@@ -16,6 +16,10 @@ image=${ASOP_IMAGE:-appservice-operator:dev}
 name=asop-e2e-image-$$
 trap 'docker rm -f "$name" >/dev/null 2>&1 || true' EXIT
 
+# A clone of a local path has no web address for the source label; the test then names one, so
+# the label's way from the build to the image is checked on every machine.
+IMAGE_SOURCE=$(bash test/docker/image-source.sh)
+export IMAGE_SOURCE=${IMAGE_SOURCE:-https://example.invalid/appservice-operator}
 IMAGE=$image bash test/docker/build-image.sh
 size=$(docker image inspect -f '{{.Size}}' "$image")
 echo "image $image: $(( size / 1000000 )) MB"
@@ -33,5 +37,6 @@ version=$(docker run --rm --network none "$image" --version) || fail "--version 
 [ "appservice-operator $(label version)" = "$version" ] || fail "label version $(label version), binary says $version"
 [ "$(label licenses)" = Apache-2.0 ] || fail "licenses label: $(label licenses)"
 [ "$(label revision)" = "$(git rev-parse HEAD)" ] || fail "revision label: $(label revision)"
-echo "labels: version $(label version), revision $(label revision), licenses $(label licenses)"
+[ "$(label source)" = "$IMAGE_SOURCE" ] || fail "source label: '$(label source)', want $IMAGE_SOURCE"
+echo "labels: version $(label version), revision $(label revision), licenses $(label licenses), source $(label source)"
 echo "PASS: docker_image"
