@@ -111,7 +111,7 @@ cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/
 # convergence the status follows the Deployment controller's reports on every Deployment (at
 # N = 5,000 that took over 300 s).
 settle() {
-  local last now still=0 deadline=$(( $(date +%s) + (n / 5 > 300 ? n / 5 : 300) ))
+  local last now still=0 deadline=$(( $(date +%s) + slow_s ))
   last=$(writes)
   while [ "$still" -lt 5 ]; do
     [ "$(date +%s)" -lt "$deadline" ] || fail "writes did not settle"
@@ -124,6 +124,8 @@ settle() {
 results=$out/restart.txt
 : >"$results"
 for n in ${counts//,/ }; do
+  # Deadline of the steps whose work grows with N (settling, deleting the namespace).
+  slow_s=$(( n / 5 > 300 ? n / 5 : 300 ))
   for op in ${ops//,/ }; do
     ns=restart-$op-$n-$RANDOM
     kubectl create namespace "$ns" >/dev/null
@@ -161,7 +163,7 @@ for n in ${counts//,/ }; do
     # terminating with N finalized AppServices, it would hand the next operator (cluster-wide) N
     # AppServices it can only fail on (at N = 5,000 the peer spent its 900 s on those errors).
     kubectl delete namespace "$ns" --wait=false >/dev/null
-    until_true $(( n / 5 > 300 ? n / 5 : 300 )) sh -c "! kubectl get namespace $ns"
+    until_true "$slow_s" sh -c "! kubectl get namespace $ns"
     stop
     echo "op=$op n=$n ready_s=$(secs "$ready_ms") edit_s=$(secs "$edit_ms") bulk_s=$(secs "$bulk_ms") rss_mib=$rss fresh_rss_mib=$fresh_rss restart_vs_fresh=$(awk -v r="$rss" -v f="$fresh_rss" 'BEGIN {printf "%.2f", r / f}') writes_per_app=$(awk -v w="$w" -v n="$n" 'BEGIN {printf "%.2f", w / n}') cpu_s=$cpu idle_ready_s=$(secs "$idle_ready_ms") idle_rss_mib=$idle_rss idle_cpu_s=$idle_cpu idle_writes=$idle_writes" |
       tee -a "$results"
