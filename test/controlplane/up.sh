@@ -79,6 +79,10 @@ start kwok "$dir" "$bin/kwok" --kubeconfig "$dir/kubeconfig" --config "$bin/kwok
 
 kubectl apply -f "$here/fake-node.yaml" >/dev/null
 wait_for "the fake node to be Ready" 120 kubectl wait --for=condition=Ready node/kwok-node-0 --timeout=5s
+# Ready is not yet schedulable: the API server taints a new node not-ready, and the node lifecycle
+# controller lifts that taint only on its next pass (5 s, longer under load).
+wait_for "the fake node to be untainted" 120 \
+  bash -c '[ -z "$(kubectl get node kwok-node-0 -o jsonpath="{.spec.taints}")" ]'
 # Pods can only be created once the service-account controller made the default account.
 wait_for "the default service account" 120 kubectl get serviceaccount default -n default
 echo "control plane is up: KUBECONFIG=$dir/kubeconfig ($server)"
