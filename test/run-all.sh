@@ -29,6 +29,7 @@ jobs=$(nproc)
 source test/lib/suite.sh
 timings=()
 TIMES_OUT=$(mktemp /tmp/asop-times.XXXXXX)
+FAILURE_TAILS=$(mktemp /tmp/asop-failure-tails.XXXXXX)
 run_start=$(date +%s)
 section_name="" section_start=$run_start
 
@@ -65,6 +66,11 @@ summary() {
     echo
     echo "=== failures"
     printf '  %s\n' "${failures[@]}"
+    if [ -s "$FAILURE_TAILS" ]; then
+      echo
+      echo "=== the failing tests' last lines (all of it: --output-on-failure, above)"
+      cat "$FAILURE_TAILS"
+    fi
   fi
   echo
   echo "=== summary ($(date +%T))"
@@ -93,7 +99,7 @@ fi
 cleanup() {
   [ -z "$cp_build_pid" ] || kill -- "-$cp_build_pid" 2>/dev/null || true
   [ -z "${cp_dir:-}" ] || bash test/controlplane/down.sh "$cp_dir" --purge || true
-  rm -f "$cp_build_log" "$TIMES_OUT"
+  rm -f "$cp_build_log" "$TIMES_OUT" "$FAILURE_TAILS"
 }
 trap cleanup EXIT
 

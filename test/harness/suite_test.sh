@@ -25,7 +25,7 @@ add_test(NAME fails COMMAND false)
 add_test(NAME skips COMMAND sh -c "echo 'SKIP: no engine'; exit 77")
 set_tests_properties(skips PROPERTIES SKIP_RETURN_CODE 77)
 # Prints the old skip marker but fails: a failure, whatever it printed.
-add_test(NAME says_skip_but_fails COMMAND sh -c "echo 'SKIP: not really'; exit 1")
+add_test(NAME says_skip_but_fails COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/says_skip.sh)
 add_test(NAME setup_fails COMMAND false)
 set_tests_properties(setup_fails PROPERTIES FIXTURES_SETUP thing)
 add_test(NAME needs_setup COMMAND true)
@@ -35,6 +35,9 @@ set_tests_properties(times_out PROPERTIES TIMEOUT 1)
 set_property(TEST passes fails skips says_skip_but_fails setup_fails needs_setup times_out
              PROPERTY LABELS demo)
 CMAKE
+cat >"$tmp/proj/says_skip.sh" <<'SH'
+echo first; echo '<a> & "b"'; echo 'SKIP: not really'; exit 1
+SH
 cmake -S "$tmp/proj" -B "$tmp/proj/b" >/dev/null || { echo "FAIL: cmake"; exit 1; }
 
 reset
@@ -48,6 +51,15 @@ reset
 TIMES_OUT=$tmp/times run_ctest "$tmp/proj/b" demo 2 demo >"$tmp/out" 2>&1
 check "times: one line per test that ran" 7 "$(grep -c $'^demo\t' "$tmp/times")"
 check "times: the timed-out test took its second" 1 "$(awk -F'\t' '$2 == "times_out" {print $3}' "$tmp/times")"
+
+# Each failing test's last lines land in FAILURE_TAILS, unescaped; a pass or a skip adds none.
+reset
+FAILURE_TAILS=$tmp/tails FAILURE_TAIL_LINES=2 run_ctest "$tmp/proj/b" demo 2 demo >"$tmp/out" 2>&1
+check "tails: a header per failing test" 5 "$(grep -c '^--- ' "$tmp/tails")"
+check "tails: none for a pass or a skip" 0 "$(grep -c -e '^--- passes$' -e '^--- skips$' "$tmp/tails")"
+check "tails: the failing test's own words" 1 "$(grep -c '^    SKIP: not really$' "$tmp/tails")"
+check "tails: only the last lines" 2 "$(sed -n '/^--- says_skip_but_fails$/,/^--- /p' "$tmp/tails" | grep -c '^    ')"
+check "tails: XML escapes undone" 1 "$(grep -c '^    <a> & "b"$' "$tmp/tails")"
 
 reset
 run_ctest "$tmp/proj/b" no-such-label 2 empty >"$tmp/out" 2>&1

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The suite's accounting, sourced by test/run-all.sh (and tested by test/harness/suite_test.sh).
-# Counters: passed, failed, skipped; failures: what failed, for the summary.
+# Counters: passed, failed, skipped; failures: what failed, for the summary. With FAILURE_TAILS set
+# to a file, each failing test's last lines of output are appended there.
 passed=0 failed=0 skipped=0
 failures=()
 
@@ -26,6 +27,41 @@ junit_results() {
     END { if (name != "") flush("fail") }' "$1"
 }
 
+# junit_failure_tails REPORT LINES: for each failing test case of a CTest JUnit report, a
+# "--- NAME" header and the last LINES lines of its output, so a summary says why, not only which
+# (CI shows a run's last lines; ctest's own output of a failure is far above them).
+junit_failure_tails() {
+  awk -v n="$2" '
+    function unescape(s) {
+      gsub(/&lt;/, "<", s); gsub(/&gt;/, ">", s); gsub(/&quot;/, "\"", s); gsub(/&apos;/, "\047", s)
+      gsub(/&amp;/, "\\&", s); return s
+    }
+    function flush(   i) {
+      if (name != "" && (status == "fail" || (status != "run" && !skip))) {
+        print "--- " name
+        for (i = (k > n ? k - n + 1 : 1); i <= k; i++) print "    " out[i]
+        if (k == 0) print "    (no output)"
+      }
+      name = ""; k = 0
+    }
+    /<testcase / {
+      flush()
+      match($0, /name="[^"]*"/); name = unescape(substr($0, RSTART + 6, RLENGTH - 7))
+      status = match($0, /status="[^"]*"/) ? substr($0, RSTART + 8, RLENGTH - 9) : ""
+      skip = 0; inout = 0; next
+    }
+    name != "" && /<skipped message="SKIP_RETURN_CODE=/ { skip = 1 }
+    name != "" && !inout && /<system-out>/ { inout = 1; sub(/.*<system-out>/, "") }
+    inout {
+      last = sub(/<\/system-out>.*/, "")
+      if (!last || $0 != "") out[++k] = unescape($0)
+      if (last) inout = 0
+      next
+    }
+    /<\/testcase>/ { flush() }
+    END { flush() }' "$1"
+}
+
 # count_junit REPORT EXPECTED RC WHAT: adds one ctest run's results to the counters. Tests missing
 # from the report (a crashed or killed ctest, no report at all), and a non-zero ctest status with no
 # failing test, are failures too.
@@ -39,6 +75,9 @@ count_junit() {
         *) f=$(( f + 1 )); failures+=("$what: $name") ;;
       esac
     done < <(junit_results "$report")
+    if [ "$f" -gt 0 ] && [ -n "${FAILURE_TAILS:-}" ]; then
+      junit_failure_tails "$report" "${FAILURE_TAIL_LINES:-25}" >>"$FAILURE_TAILS"
+    fi
   fi
   passed=$(( passed + p )); failed=$(( failed + f )); skipped=$(( skipped + s ))
   echo "run-all: $what: $p passed, $f failed, $s skipped of $expected"
