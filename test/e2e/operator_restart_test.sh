@@ -78,7 +78,7 @@ eventually 180 value_is "$(( n - 1 ))" images_at nginx:1.28
 log=$OP_LOG_DIR/second.log
 # Deployment updates of other AppServices logged before the edited one's.
 before=$(awk -v me="Deployment $ns/$edited " '
-  / updated Deployment / { if (index($0, me)) { print n; found = 1; exit } n++ }
+  / updated Deployment / { if (index($0, me)) { print n + 0; found = 1; exit } n++ }
   END { if (!found) print "none" }' "$log")
 [ "$before" != none ] || fail "no 'updated Deployment $ns/$edited' line in $log"
 echo "figures: bulk updates before the edit=$before of $((n - 1)) edit_to_deployment=$(( seen_ms - edit_ms ))ms"
