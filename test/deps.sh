@@ -9,7 +9,7 @@ packages=(cmake ninja-build g++ pkg-config libboost1.81-dev libssl-dev zlib1g-de
   openssl curl iproute2 ca-certificates jq yq prometheus ccache)
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "deps.sh: installing ${missing[*]}" >&2

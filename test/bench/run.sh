@@ -83,7 +83,7 @@ kubectl wait --for condition=Established crd/appservices.app.example.com --timeo
   echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "ours: $ours ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown))"
   echo "peer: $peer (controller-runtime $(grep 'sigs.k8s.io/controller-runtime ' "$here/peer/go.mod" | awk '{print $2}'))"
-  echo "server: $(kubectl get --raw /version 2>/dev/null | grep -m1 gitVersion | tr -d ' ",' | cut -d: -f2 || true)"
+  echo "server: $(kubectl get --raw /version 2>/dev/null | grep gitVersion | tr -d ' ",' | cut -d: -f2 || true)"
   echo "args: counts=$counts sizes=$sizes rounds=$rounds rest=${rest}s quiet=${quiet}s"
 } > "$out/machine.txt"
 

@@ -28,7 +28,7 @@ nodes=$(pods | awk '{print $2}' | sort -u | wc -l)
 # the drain: one before it starts and one after the Deployment is whole again. (A count of
 # samples would depend on how fast the API server answers.)
 ready_count() { local out; out=$(pods) && awk '$3 == "True" && $4 == "" {n++} END {print n+0}' <<<"$out"; }
-node=$(pods | head -n 1 | awk '{print $2}')
+node=$(pods | awk 'NR == 1 {print $2}')
 samples=$OP_LOG_DIR/ready-samples
 ready_count >"$samples" || fail "kubectl could not list the replicas"
 ( while :; do ready_count >>"$samples" || true; sleep 0.2; done ) &
@@ -41,7 +41,7 @@ whole=$(wc -l <"$samples")
 # Two more samples: the second surely started after the rollout ended.
 eventually 60 sh -c "[ \$(wc -l <'$samples') -ge $(( whole + 2 )) ]"
 kill "$sampler"; wait "$sampler" 2>/dev/null || true
-min=$(sort -n "$samples" | head -n 1)
+min=$(sort -n "$samples" | sed -n 1p)
 [ "$min" -ge 1 ] || fail "no operator replica was Ready at some point of the drain (samples: $(tr '\n' ' ' <"$samples"))"
 [ "$(tail -n 1 "$samples")" = 2 ] || fail "the Deployment is not whole after the drain (samples: $(tr '\n' ' ' <"$samples"))"
 pods | awk -v n="$node" '$2 == n {bad = 1} END {exit bad}' || fail "a replica still runs on the drained node: $(pods)"
@@ -62,5 +62,5 @@ eventually 60 value_is 1 kubectl -n "$sys" get pdb appservice-operator -o jsonpa
 first=$(evict "${names[0]}") || fail "the first eviction was refused: $first"
 if second=$(evict "${names[1]}"); then fail "a second eviction was allowed while one replica is down"; fi
 grep -q 'disruption budget' <<<"$second" || fail "the second eviction failed for another reason: $second"
-echo "PodDisruptionBudget: second eviction refused: $(tr '\n' ' ' <<<"$second" | head -c 200)"
+echo "PodDisruptionBudget: second eviction refused: $(tr '\n' ' ' <<<"$second" | cut -c 1-200)"
 echo "PASS: drain"

@@ -58,7 +58,7 @@ reconciled() { grep -o "namespace=$ns name=[^ ]* reconcileID=[^ ]* reconciled" "
 labelled() { kubectl get appservices -n "$ns" -l "$1" -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' | sort; }
 reconciled a > "$OP_LOG_DIR/a.names"; reconciled b > "$OP_LOG_DIR/b.names"
 both=$(comm -12 "$OP_LOG_DIR/a.names" "$OP_LOG_DIR/b.names" | wc -l)
-[ "$both" = 0 ] || fail "$both AppServices reconciled by both shards: $(comm -12 "$OP_LOG_DIR/a.names" "$OP_LOG_DIR/b.names" | head -5 | tr '\n' ' ')"
+[ "$both" = 0 ] || fail "$both AppServices reconciled by both shards: $(comm -12 "$OP_LOG_DIR/a.names" "$OP_LOG_DIR/b.names" | sed -n 1,5p | tr '\n' ' ')"
 diff <(labelled "$SEL_a") "$OP_LOG_DIR/a.names" >/dev/null || fail "shard a did not reconcile exactly the AppServices labelled $SEL_a"
 diff <(labelled "$SEL_b") "$OP_LOG_DIR/b.names" >/dev/null || fail "shard b did not reconcile exactly the AppServices labelled $SEL_b"
 [ "$(sort -u "$OP_LOG_DIR/a.names" "$OP_LOG_DIR/b.names" | wc -l)" = "$count" ] || fail "some AppServices were reconciled by no shard"

@@ -26,7 +26,7 @@ for n in "$ns" "$ns-quota" "$ns-psa"; do eventually 60 kubectl get serviceaccoun
 jp() { kubectl -n "$1" get "$2" -o jsonpath="$3"; }
 cond() { jp "$1" "appservice/$2" "{.status.conditions[?(@.type==\"$3\")].$4}"; }
 # has_event NS NAME TYPE REASON: kubectl describe shows such an Event for the AppService.
-has_event() { kubectl -n "$1" describe appservice "$2" | grep -qE "$3 +$4 "; }
+has_event() { kubectl -n "$1" describe appservice "$2" | grep -E "$3 +$4 " >/dev/null; }
 step() { echo "--- $*"; }
 # events NS NAME REASON: how many times such an Event was recorded (repeats count in .count).
 events() { kubectl -n "$1" get events --field-selector "involvedObject.name=$2,reason=$3" -o jsonpath='{range .items[*]}{.count}{"\n"}{end}' | awk '{s+=$1} END {print s+0}'; }
@@ -84,7 +84,7 @@ eventually 90 value_is True cond "$ns" web Available status
 app "$ns" web nginx:0.0-denied
 eventually 60 value_is DeploymentApplyFailed cond "$ns" web Degraded reason
 show "$ns" web
-cond "$ns" web Degraded message | grep -q 'is not allowed here' || fail "Degraded message: $(cond "$ns" web Degraded message)"
+cond "$ns" web Degraded message | grep 'is not allowed here' >/dev/null || fail "Degraded message: $(cond "$ns" web Degraded message)"
 [ "$(cond "$ns" web Available status)" = True ] || fail "Available is not True while the Deployment serves"
 [ "$(jp "$ns" appservice/web '{.status.readyReplicas}')" = 1 ] || fail "readyReplicas is not 1"
 [ "$(jp "$ns" deployment/web '{.spec.template.spec.containers[0].image}')" = nginx:1.27 ] || fail "the denied image got through"
@@ -106,7 +106,7 @@ eventually 60 value_is 0 jp "$ns-quota" resourcequota/no-pods '{.status.hard.pod
 app "$ns-quota" q nginx:1.27
 eventually 60 value_is ReplicaFailure cond "$ns-quota" q Degraded reason
 show "$ns-quota" q
-cond "$ns-quota" q Degraded message | grep -q 'exceeded quota' || fail "Degraded message: $(cond "$ns-quota" q Degraded message)"
+cond "$ns-quota" q Degraded message | grep 'exceeded quota' >/dev/null || fail "Degraded message: $(cond "$ns-quota" q Degraded message)"
 eventually 30 has_event "$ns-quota" q Warning ReplicaFailure
 kubectl -n "$ns-quota" delete quota no-pods >/dev/null
 eventually 240 value_is True cond "$ns-quota" q Available status
@@ -119,7 +119,7 @@ kubectl label namespace "$ns-psa" pod-security.kubernetes.io/enforce=restricted 
 app "$ns-psa" strict nginx:1.27
 eventually 60 value_is ReplicaFailure cond "$ns-psa" strict Degraded reason
 show "$ns-psa" strict
-cond "$ns-psa" strict Degraded message | grep -q 'PodSecurity' || fail "Degraded message: $(cond "$ns-psa" strict Degraded message)"
+cond "$ns-psa" strict Degraded message | grep 'PodSecurity' >/dev/null || fail "Degraded message: $(cond "$ns-psa" strict Degraded message)"
 [ "$(cond "$ns-psa" strict Available status)" = False ] || fail "Available without Pods"
 eventually 30 has_event "$ns-psa" strict Warning ReplicaFailure
 kubectl label namespace "$ns-psa" pod-security.kubernetes.io/enforce=baseline --overwrite >/dev/null
@@ -135,7 +135,7 @@ spec: {size: 1, image: nginx:1.27, ports: [{port: 80, nodePort: 80}]}
 YAML
 eventually 60 value_is ServiceCreateFailed cond "$ns" lowport Degraded reason
 show "$ns" lowport
-cond "$ns" lowport Degraded message | grep -q 'not in the valid range' || fail "Degraded message: $(cond "$ns" lowport Degraded message)"
+cond "$ns" lowport Degraded message | grep 'not in the valid range' >/dev/null || fail "Degraded message: $(cond "$ns" lowport Degraded message)"
 [ "$(cond "$ns" lowport Available reason)" = ServiceNotFound ] || fail "Available: $(cond "$ns" lowport Available reason)"
 eventually 30 has_event "$ns" lowport Warning ServiceCreateFailed
 

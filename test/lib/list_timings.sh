@@ -9,7 +9,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 file=$root/build/timings.tsv
 [ -s "$file" ] || file=$root/test/timings.tsv
 [ -s "$file" ] || { echo "no timings yet: run test/run-all.sh once" >&2; exit 1; }
-echo "from ${file#"$root"/}: $(sed -n 's/^# //p' "$file" | head -n 1)"
+echo "from ${file#"$root"/}: $(sed -n 's/^# //p' "$file" | sed -n 1p)"
 echo
 echo "sections"
 awk -F'\t' '$1 == "section" { printf "  %-50s %5ds  %2dm%02ds\n", $2, $3, $3 / 60, $3 % 60 }' "$file"

@@ -8,7 +8,7 @@ tmp=$(mktemp /tmp/asop-install.XXXXXX)
 trap 'rm -f "$tmp"' EXIT
 bash "$root/deploy/build-installer.sh" "$tmp"
 if ! diff -u "$root/dist/install.yaml" "$tmp" >/dev/null; then
-  diff -u "$root/dist/install.yaml" "$tmp" | head -n 40
+  diff -u "$root/dist/install.yaml" "$tmp" | sed -n 1,40p
   echo "FAIL: dist/install.yaml is stale: run deploy/build-installer.sh and commit it" >&2
   exit 1
 fi

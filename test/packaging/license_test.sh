@@ -15,7 +15,7 @@ mapfile -t files < <(git ls-files --cached --others --exclude-standard -- '*.cpp
 [ "${#files[@]}" -ge 300 ] || fail "only ${#files[@]} source files found"
 missing=()
 for f in "${files[@]}"; do
-  head -n 3 "$f" | grep -q 'SPDX-License-Identifier: Apache-2.0' || missing+=("$f")
+  sed -n 1,3p "$f" | grep 'SPDX-License-Identifier: Apache-2.0' >/dev/null || missing+=("$f")
 done
 [ ${#missing[@]} -eq 0 ] || fail "no SPDX-License-Identifier in the first 3 lines of: ${missing[*]}"
 echo "LICENSE is Apache-2.0; all ${#files[@]} source files say so"

@@ -18,12 +18,12 @@ for lib in $needed; do
 done
 # C++ exceptions must unwind through libgcc's unwinder linked in, not through the _Unwind_*
 # functions that libunwind.so (glog's stack traces) also exports.
-if nm -D --undefined-only "$binary" | grep -qw _Unwind_RaiseException; then
+if nm -D --undefined-only "$binary" | grep -w _Unwind_RaiseException >/dev/null; then
   echo "FAIL: $binary takes _Unwind_RaiseException from a shared library" >&2
   status=1
 fi
 # Relative relocations packed (DT_RELR): as RELA entries they are about 580 KB of resident file.
-if ! readelf -d "$binary" | grep -q '(RELR)'; then
+if ! readelf -d "$binary" | grep '(RELR)' >/dev/null; then
   echo "FAIL: $binary has no DT_RELR: its relative relocations are not packed" >&2
   status=1
 fi

@@ -11,7 +11,7 @@ version=$(sed -n 's/^project(appservice-operator VERSION \([0-9][0-9.]*\).*/\1/p
 [ -n "$version" ] || fail "no project(appservice-operator VERSION ...) in CMakeLists.txt"
 label=$(sed -n 's/^ *app.kubernetes.io\/version: "\(.*\)"$/\1/p' "$root/deploy/base/kustomization.yaml")
 [ "$label" = "$version" ] || fail "deploy/base/kustomization.yaml says '$label', CMakeLists.txt $version"
-released=$(sed -n 's/^## \([0-9][0-9.]*\) .*/\1/p' "$root/CHANGELOG.md" | head -n 1)
+released=$(sed -n 's/^## \([0-9][0-9.]*\) .*/\1/p' "$root/CHANGELOG.md" | sed -n 1p)
 [ "$released" = "$version" ] || fail "CHANGELOG.md's newest release is '$released', CMakeLists.txt $version"
 rendered=$(kubectl kustomize "$root/deploy/base") || fail "kubectl kustomize deploy/base"
 objects=$(grep -c '^kind:' <<<"$rendered")

@@ -65,7 +65,7 @@ running "$pid" || fail "operator crashed"
 eventually 60 at_rest "$port"
 growth_pct=$(( (rss_last - rss_first) * 100 / rss_first ))
 # ASan's allocator quarantines freed memory: its RSS says nothing about leaks (LeakSanitizer does).
-if ldd "$ASOP_BINARY" 2>/dev/null | grep -q libasan; then
+if ldd "$ASOP_BINARY" 2>/dev/null | grep libasan >/dev/null; then
   echo "RSS not compared: $ASOP_BINARY is built with AddressSanitizer"
 else
   [ $(( rss_last * 10 )) -le $(( rss_first * 11 )) ] ||
