@@ -36,7 +36,8 @@ found=$(scan "$tmp/bad.sh" | wc -l)
 found=$(scan "$tmp/good.sh")
 [ -z "$found" ] || { echo "FAIL: the scan flagged good lines: $found"; exit 1; }
 
-mapfile -t files < <(git ls-files '*.sh' .ci/run)
+# This file is left out: its examples above are bad on purpose.
+mapfile -t files < <(git ls-files '*.sh' .ci/run ':!test/packaging/pipe_readers_test.sh')
 [ ${#files[@]} -gt 0 ] || { echo "FAIL: git ls-files listed no script"; exit 1; }
 bad=$(scan "${files[@]}")
 if [ -n "$bad" ]; then
