@@ -27,15 +27,17 @@ junit_results() {
     END { if (name != "") flush("fail") }' "$1"
 }
 
+# The awk function that undoes the XML escapes of a CTest JUnit report (names and output).
+junit_unescape_awk='function unescape(s) {
+  gsub(/&lt;/, "<", s); gsub(/&gt;/, ">", s); gsub(/&quot;/, "\"", s); gsub(/&apos;/, "\047", s)
+  gsub(/&amp;/, "\\&", s); return s
+}'
+
 # junit_failure_tails REPORT LINES: for each failing test case of a CTest JUnit report, a
 # "--- NAME" header and the last LINES lines of its output, so a summary says why, not only which
 # (CI shows a run's last lines; ctest's own output of a failure is far above them).
 junit_failure_tails() {
-  awk -v n="$2" '
-    function unescape(s) {
-      gsub(/&lt;/, "<", s); gsub(/&gt;/, ">", s); gsub(/&quot;/, "\"", s); gsub(/&apos;/, "\047", s)
-      gsub(/&amp;/, "\\&", s); return s
-    }
+  awk -v n="$2" "$junit_unescape_awk"'
     function flush(   i) {
       if (name != "" && (status == "fail" || (status != "run" && !skip))) {
         print "--- " name
@@ -90,12 +92,11 @@ count_junit() {
 
 # junit_times REPORT: "NAME<TAB>SECONDS" for each test case of a CTest JUnit report that ran.
 junit_times() {
-  awk '/<testcase / {
+  awk "$junit_unescape_awk"'
+    /<testcase / {
       if (!match($0, /name="[^"]*"/)) next; name = substr($0, RSTART + 6, RLENGTH - 7)
       if (!match($0, / time="[^"]*"/)) next; t = substr($0, RSTART + 7, RLENGTH - 8)
-      gsub(/&apos;/, "\047", name); gsub(/&quot;/, "\"", name); gsub(/&lt;/, "<", name)
-      gsub(/&gt;/, ">", name); gsub(/&amp;/, "\\&", name)
-      printf "%s\t%d\n", name, t + 0.5 }' "$1"
+      printf "%s\t%d\n", unescape(name), t + 0.5 }' "$1"
 }
 
 # run_ctest BUILD_DIR LABEL JOBS WHAT: runs one label's tests and keeps going on failure, so the
