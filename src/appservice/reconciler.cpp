@@ -35,12 +35,6 @@ std::string json_string(std::string_view s) {
   return buffer.GetString();
 }
 
-kube::WriteOptions create_options() {
-  kube::WriteOptions o;
-  o.field_manager = std::string(kFieldManager);
-  return o;
-}
-
 // The namespace lifecycle admission plugin's refusal of new objects in a terminating namespace.
 bool namespace_terminating(const kube::ApiError& error) {
   if (!error.is(kube::Errc::forbidden)) return false;
@@ -405,16 +399,14 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     }
   }
   if (!live) {
-    // Not in our cache, which holds only children labelled as ours. A create, never an apply, so
-    // an object of that name that someone else made is refused (AlreadyExists), not taken over.
-    auto created = co_await api.create(child.path.in_namespace(app.namespace_),
-                                       kube::JsonBody(desired), create_options());
+    // Not in our cache, which holds only children labelled as ours. Created by an apply that
+    // refuses an object of that name that exists (someone else's is refused, never taken over),
+    // so our Apply entry owns every field from the start: a later apply can remove any of them
+    // without first folding a create's Update entry into it (a write per child, issue 27).
+    auto created = co_await api.apply_create(path, desired, kFieldManager);
     if (created) {
       LOG(INFO) << ctx.log_prefix << " created " << what;
       event(app, EventType::normal, "Created", "Created " + what);
-      // The create is recorded as operation "Update"; it is folded into our apply entry before
-      // the first apply (below), not now: most children are never applied to, and a write per
-      // child at creation was a quarter of the writes to converge.
       out.object = created->body;
       co_return out;
     }
@@ -423,7 +415,9 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
       LOG(INFO) << ctx.log_prefix << " not creating " << what << ": namespace is being terminated";
       co_return out;
     }
-    if (!created.error().is(kube::Errc::already_exists))
+    // 409 Conflict: it exists (refused for the resourceVersion, or for a field another manager
+    // owns).
+    if (!created.error().is(kube::Errc::conflict))
       co_return fail("Create", "creating", created.error());
     auto got = co_await api.get(path);
     if (!got) co_return fail("Get", "reading", got.error());

@@ -34,11 +34,11 @@ inline constexpr std::string_view kForegroundFinalizer = "foregroundDeletion";
 //
 // Every field of a child is owned by one field manager's server-side apply entry, from the first
 // write on, so the applied configuration is the desired state and a field dropped from the spec
-// leaves the child. A child is made with a create (so a same-named object of someone else is
-// refused, never taken over) whose managedFields entry is folded into the apply entry at once;
-// later writes are applies carrying the child's uid, which the API server checks. Whenever a
-// child still has a create's "Update" entry of ours (an older version made it, or the fold after
-// our create failed), it is folded before anything else is written to it.
+// leaves the child. A child is made with an apply that only creates (kube::RestClient::
+// apply_create: a same-named object of someone else is refused, never taken over); later writes
+// are applies carrying the child's uid, which the API server checks. A child that still has a
+// create's "Update" entry of ours (an earlier build made it with a POST) has it folded into the
+// apply entry before the next apply.
 //
 // The finalizer switch, on (has finalizer, being deleted):
 //   (no,  no)  add the finalizer and return: the update brings the key back

@@ -7,7 +7,8 @@
 #   ready_s      process start to the first 200 from /readyz
 #   edit_s       the edit's `kubectl patch` to its Deployment carrying the new image
 #   bulk_s       process start to every other Deployment carrying the bulk image
-#   rss_mib      peak RSS (VmHWM) of the restarted process, 10 s after the bulk change is done
+#   rss_mib      peak RSS (VmHWM) of the restarted process, once its writes settle after the
+#                bulk change (no write for 5 s)
 #   writes_per_app  its requests other than GET by then, divided by N
 #   cpu_s        its utime + stime by then
 #   fresh_rss_mib  peak RSS of the first process, which converged the N AppServices from nothing
@@ -155,7 +156,11 @@ for n in ${counts//,/ }; do
     edit_ms=$(( $(now_ms) - edit_at ))
     until_true 900 images_are nginx:1.28 $(( n - 1 ))
     bulk_ms=$(( $(now_ms) - started ))
-    sleep 10
+    # Counted once the writes settle, not at a fixed time after the last image: each AppService's
+    # status follows its Deployment's rollout (RollingOut, then RolloutComplete once the
+    # Deployment controller has seen the new generation), and an operator that applies faster
+    # leaves more of those to come after any fixed moment.
+    settle
     rss=$(rss_of "$pid")
     cpu=$(cpu_of "$pid")
     w=$(writes)

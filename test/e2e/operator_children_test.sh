@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Children follow the spec exactly, driven with kubectl: fields removed from the spec leave the
-# children, the Service type goes through all three values and back, children made by an older
-# version (POST, old selector) or left unfolded by a failed fold are migrated, every cascade policy
-# does what kubectl promises, a conflict clears by itself with reads only, and Events are recorded
-# once per real change.
+# children, the Service type goes through all three values and back, children are created with
+# one Apply entry and a same-named stranger is left untouched, children made by an older version
+# (POST, old selector, unfolded) are migrated, every cascade policy does what kubectl promises, a
+# conflict clears by itself with reads only, and Events are recorded once per real change.
 source "$(dirname "$0")/lib/common.sh"
 cd "${ASOP_SOURCE_DIR:?}"
 trap 'stop_all_operators; kubectl delete namespace "${ns:-none}" --wait=false >/dev/null 2>&1 || true' EXIT
@@ -49,8 +49,8 @@ spec:
 YAML
 old_deploy_uid=$(jp deployment/legacy '{.metadata.uid}')
 
-step "failed fold: a child POSTed by us with today's labels, whose fold never ran, is folded"
-# What a create leaves when the managedFields fold right after it fails: our manager's Update
+step "unfolded: a child an earlier build POSTed, with today's labels, is folded"
+# What an earlier build's create (a POST) left when its fold never ran: our manager's Update
 # entry, today's labels and selector, our ownerReference. It also carries an env var that the
 # spec does not have, owned by that Update entry.
 k apply -f - >/dev/null <<YAML
@@ -106,6 +106,11 @@ spec:
 YAML
 eventually 60 value_is "A B" jp deployment/edit '{.spec.template.spec.containers[0].env[*].name}'
 eventually 60 value_is 80 jp service/edit '{.spec.ports[*].port}'
+# Created by an apply that only creates: our one entry is an Apply, so nothing needs folding.
+for child in deployment/edit service/edit; do
+  got=$(jp $child '{range .metadata.managedFields[?(@.manager=="appservice-operator")]}{.operation}{" "}{end}')
+  [ "$got" = "Apply " ] || fail "$child: appservice-operator managedFields entries '$got', want one Apply"
+done
 k apply -f - >/dev/null <<YAML
 apiVersion: app.example.com/v1
 kind: AppService
@@ -144,6 +149,9 @@ metadata: {name: clash}
 spec: {size: 1, image: nginx:1.27}
 YAML
 eventually 60 value_is True cond clash Degraded
+# The refused create left the stranger as it was: no owner, its image, no fields of ours.
+got=$(jp deployment/clash '{.metadata.ownerReferences}|{.spec.template.spec.containers[*].image}|{.metadata.managedFields[?(@.manager=="appservice-operator")].operation}')
+[ "$got" = "|nginx|" ] || fail "the stranger's deployment was touched: $got"
 eventually 60 value_is True cond edit Available
 eventually 60 value_is True cond legacy Available
 sleep_until() { while [ "$(date +%s)" -lt "$1" ]; do sleep 1; done; }

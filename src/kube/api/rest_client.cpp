@@ -264,6 +264,25 @@ awaitable<Result<ApiResponse>> RestClient::apply(const ResourcePath& object, Jso
   co_return co_await patch(object, PatchType::apply, std::move(body), options);
 }
 
+awaitable<Result<ApiResponse>> RestClient::apply_create(const ResourcePath& object,
+                                                        const rapidjson::Value& body,
+                                                        std::string_view field_manager) {
+  CHECK(body.IsObject() && body.HasMember("metadata") && body["metadata"].IsObject())
+      << "apply_create needs an object with metadata";
+  rapidjson::Document doc;
+  doc.CopyFrom(body, doc.GetAllocator());
+  auto& metadata = doc["metadata"];
+  metadata.RemoveMember("resourceVersion");
+  metadata.AddMember(
+      "resourceVersion",
+      rapidjson::Value(kNoObjectResourceVersion.data(),
+                       static_cast<rapidjson::SizeType>(kNoObjectResourceVersion.size())),
+      doc.GetAllocator());
+  WriteOptions options;
+  options.field_manager = std::string(field_manager);
+  co_return co_await patch(object, PatchType::apply, JsonBody(doc), options);
+}
+
 awaitable<Result<ApiResponse>> RestClient::delete_(const ResourcePath& object,
                                                    const DeleteOptions& options) {
   if (auto refused = object.refusal(Target::object, "DELETE")) co_return std::move(*refused);

@@ -75,6 +75,18 @@ class RestClient {
   // Server-side apply as controllers do it: fieldManager=field_manager&force=true.
   boost::asio::awaitable<Result<ApiResponse>> apply(const ResourcePath& object, JsonBody body,
                                                     std::string_view field_manager);
+  // Creates `object` by server-side apply (fieldManager=field_manager, no force) and never
+  // touches one that exists: the body is sent with a resourceVersion no object can have, which
+  // the API server ignores when the apply creates and refuses with 409 Conflict otherwise. Unlike
+  // a POST, whose managedFields entry is an "Update" that a later apply cannot remove fields of,
+  // the object starts with the manager's "Apply" entry. `body` must be a JSON object with
+  // metadata.name; its resourceVersion, if any, is replaced.
+  boost::asio::awaitable<Result<ApiResponse>> apply_create(const ResourcePath& object,
+                                                           const rapidjson::Value& body,
+                                                           std::string_view field_manager);
+  // The resourceVersion apply_create sends: the largest value the API server parses, above any
+  // etcd revision (an int64), so no object carries it.
+  static constexpr std::string_view kNoObjectResourceVersion = "18446744073709551615";
   // DELETE with DeleteOptions as the body; 200 (deleted, or finalizers pending) and 202 (deletion
   // started) are both success.
   boost::asio::awaitable<Result<ApiResponse>> delete_(const ResourcePath& object,

@@ -214,14 +214,13 @@ Answer api_error(int code, const std::string& reason, const std::string& cause =
   return [body, code](const Request&) { return Reply::json(code, body); };
 }
 
-// The API server's answer to a POST: the body as stored, with a create's managedFields entry
-// (operation Update) that the reconciler must fold into its Apply entry.
+// The API server's answer to an apply that creates: the body as stored, with our Apply entry.
 Reply created(const Request& r) {
   Doc object = parse_json(r.body);
   set(object, "/metadata/uid", R"("new-uid")");
   set(object, "/metadata/resourceVersion", R"("1")");
   set(object, "/metadata/managedFields",
-      R"([{"manager":"appservice-operator","operation":"Update","apiVersion":"v1",)"
+      R"([{"manager":"appservice-operator","operation":"Apply","apiVersion":"v1",)"
       R"("fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{}},"f:spec":{}}}])");
   return Reply::json(201, to_json(object));
 }
@@ -277,8 +276,13 @@ struct Exchange {
 Exchange get(const std::string& path) {
   return Exchange(http::verb::get, path);
 }
-Exchange post(const std::string& collection) {
-  return Exchange(http::verb::post, collection + kCreate, kJson).reply(created);
+// A create by apply (no force) that only a missing object passes: the resourceVersion no object
+// has.
+Exchange create(const std::string& path) {
+  return Exchange(http::verb::patch, path + kCreate, kApplyPatch)
+      .with("/metadata/resourceVersion", R"("18446744073709551615")")
+      .without("/metadata/uid")
+      .reply(created);
 }
 Exchange json_patch(const std::string& path) {
   return Exchange(http::verb::patch, path, kJsonPatch);
@@ -468,17 +472,18 @@ TEST_CASE("reconciler: a new AppService first gets only the guarded finalizer pa
   for (const auto& c : cases) run(c);
 }
 
-TEST_CASE("reconciler: a new AppService gets each child by POST, then its status (no fold yet)",
-          "[appservice][reconciler]") {
+TEST_CASE(
+    "reconciler: a new AppService gets each child by an apply that only creates, then its status",
+    "[appservice][reconciler]") {
   run({"new with finalizer",
        new_app(),
-       {post(kDeployments)
+       {create(kDeployment)
             .with("/kind", R"("Deployment")")
             .with("/spec/replicas", "2")
             .with("/metadata/ownerReferences/0/uid", R"("6f1c7d1e-0000-4000-8000-000000000001")")
             .with("/metadata/ownerReferences/0/controller", "true")
             .with("/metadata/labels/app.example.com~1appservice", R"("nginx-app")"),
-        post(kServices).with("/kind", R"("Service")").with("/spec/ports/0/nodePort", "30002"),
+        create(kService).with("/kind", R"("Service")").with("/spec/ports/0/nodePort", "30002"),
         status_patch()
             .with("/status/observedGeneration", "3")
             .with("/status/selector", R"("app.example.com/appservice=nginx-app")")},
@@ -494,8 +499,7 @@ TEST_CASE("reconciler: size 0 creates a Deployment of 0 replicas, Available as S
   const std::string svc = kServices + "/idle-app";
   run({"size 0",
        std::move(w),
-       {post(kDeployments).with("/spec/replicas", "0"),
-        post(kServices).with("/spec/ports/0/port", "8080"),
+       {create(dep).with("/spec/replicas", "0"), create(svc).with("/spec/ports/0/port", "8080"),
         Exchange(http::verb::patch, kAppServices + "/idle-app/status", kMergePatch)
             .with("/status/conditions/0/type", R"("Available")")
             .with("/status/conditions/0/status", R"("True")")
@@ -607,7 +611,7 @@ TEST_CASE("reconciler: an ownership conflict writes nothing, is re-checked by GE
     World w = deployment_not_cached();
     cases.push_back({"found by a refused create",
                      std::move(w),
-                     {post(kDeployments).reply(api_error(409, "AlreadyExists")),
+                     {create(kDeployment).reply(api_error(409, "Conflict")),
                       get(kDeployment).reply(ok(foreign)),
                       status_patch()
                           .with("/status/conditions/2/type", R"("Degraded")")
@@ -637,7 +641,7 @@ TEST_CASE("reconciler: an ownership conflict writes nothing, is re-checked by GE
                    30s});
   cases.push_back({"standing, foreign object gone: created, Degraded=False, ConflictResolved",
                    standing(),
-                   {get(kDeployment).reply(api_error(404, "NotFound")), post(kDeployments),
+                   {get(kDeployment).reply(api_error(404, "NotFound")), create(kDeployment),
                     status_patch()
                         .with("/status/conditions/2/status", R"("False")")
                         .with("/status/conditions/2/reason", R"("AsExpected")")},
@@ -663,7 +667,7 @@ TEST_CASE("reconciler: an ownership conflict writes nothing, is re-checked by GE
   for (const auto& c : cases) run(c);
 }
 
-TEST_CASE("reconciler: a lagging cache's AlreadyExists for our own matching child is no change",
+TEST_CASE("reconciler: a lagging cache's refused create of our own matching child is no change",
           "[appservice][reconciler]") {
   World w = settled_world();
   Doc ours = copy(*w.deployment);
@@ -673,8 +677,7 @@ TEST_CASE("reconciler: a lagging cache's AlreadyExists for our own matching chil
       R"("fieldsV1":{"f:spec":{}}}])");
   run({"stale cache",
        std::move(w),
-       {post(kDeployments).reply(api_error(409, "AlreadyExists")),
-        get(kDeployment).reply(ok(ours))},
+       {create(kDeployment).reply(api_error(409, "Conflict")), get(kDeployment).reply(ok(ours))},
        {}});
 }
 
@@ -751,8 +754,8 @@ TEST_CASE("reconciler: a terminating namespace's refusal of a create is not an e
   settle(w, nullptr, nullptr);
   run({"namespace terminating",
        std::move(w),
-       {post(kDeployments).reply(api_error(403, "Forbidden", "NamespaceTerminating")),
-        post(kServices).reply(api_error(403, "Forbidden", "NamespaceTerminating"))},
+       {create(kDeployment).reply(api_error(403, "Forbidden", "NamespaceTerminating")),
+        create(kService).reply(api_error(403, "Forbidden", "NamespaceTerminating"))},
        {}});
 }
 
@@ -832,7 +835,7 @@ TEST_CASE("reconciler: a refused write is Degraded, and the status still describ
     World w = deployment_not_cached();
     cases.push_back({"create refused: the Deployment does not exist, Degraded says why",
                      std::move(w),
-                     {post(kDeployments).reply(api_error(403, "Forbidden")),
+                     {create(kDeployment).reply(api_error(403, "Forbidden")),
                       status_patch()
                           .with("/status/conditions/0/reason", R"("DeploymentNotFound")")
                           .with("/status/conditions/2/reason", R"("DeploymentCreateFailed")")},
@@ -969,7 +972,7 @@ TEST_CASE("reconciler: our own orphans are adopted, anything else of the name is
         "Deployment demo/nginx-app exists and is not controlled by this AppService";
     cases.push_back({"no controller, not our labels: a conflict, never taken over",
                      std::move(w),
-                     {post(kDeployments).reply(api_error(409, "AlreadyExists")),
+                     {create(kDeployment).reply(api_error(409, "Conflict")),
                       get(kDeployment).reply(ok(stranger)),
                       status_patch()
                           .with("/status/conditions/0/reason", R"("DeploymentNotOwned")")
@@ -998,8 +1001,8 @@ TEST_CASE("reconciler: a create's Update entry seen in the cache is read whole a
   };
   std::vector<Case> cases;
   {
-    // Our own create, cached with its Update entry, matching: the fold waits until an apply is
-    // due, so nothing is read or written.
+    // An earlier version's create (a POST: an Update entry), cached, matching: the fold waits
+    // until an apply is due, so nothing is read or written.
     World w = settled_world();
     set(*w.deployment, "/metadata/managedFields", kUnfoldedSummary);
     cases.push_back({"created, matching: no read, no fold", std::move(w), {}, {}});
@@ -1068,10 +1071,10 @@ TEST_CASE("reconciler: a create's Update entry seen in the cache is read whole a
     const Doc applied = live_deployment(w.app, "102");
     w.deployment.reset();
     cases.push_back(
-        {"found by AlreadyExists, drifted: folded from that read, then applied",
+        {"found by a refused create, drifted: folded from that read, then applied",
          std::move(w),
-         {post(kDeployments).reply(api_error(409, "AlreadyExists")),
-          get(kDeployment).reply(ok(whole)), fold_at(kDeployment, "100").reply(ok(after)),
+         {create(kDeployment).reply(api_error(409, "Conflict")), get(kDeployment).reply(ok(whole)),
+          fold_at(kDeployment, "100").reply(ok(after)),
           apply(kDeployment, kDeploymentUid).with("/spec/replicas", "2").reply(ok(applied))},
          {{"Normal", "Updated", "Updated Deployment demo/nginx-app"}}});
   }

@@ -409,6 +409,38 @@ TEST_CASE("writes use the right verb, content type and query", "[rest]") {
   CHECK(parse(seen[6].body) == parse(R"({"kind":"DeleteOptions","apiVersion":"v1"})"));
 }
 
+TEST_CASE("apply_create: an unforced apply whose resourceVersion no object has", "[rest]") {
+  Fixture f([](const FakeApiServer::Request& r) {
+    if (r.target.find("/taken?") != std::string::npos) {
+      return FakeApiServer::Reply::json(
+          409, R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409})");
+    }
+    return FakeApiServer::Reply::json(201, r.body);
+  });
+  f.run([&]() -> awaitable<void> {
+    // A resourceVersion the caller left in (read from somewhere) is replaced, not sent.
+    rapidjson::Document obj =
+        parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a",)"
+              R"("resourceVersion":"7","labels":{"x":"y"}},"data":{"k":"v"}})");
+    auto created = co_await f.client.apply_create(kConfigMaps.named("a"), obj, "mgr");
+    REQUIRE(created.ok());
+    CHECK(created->status == 201);
+    rapidjson::Document taken = parse(R"({"apiVersion":"v1","metadata":{"name":"taken"}})");
+    auto refused = co_await f.client.apply_create(kConfigMaps.named("taken"), taken, "mgr");
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().is(Errc::conflict));
+  }());
+  const auto& seen = f.server.seen();
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].method == http::verb::patch);
+  CHECK(seen[0].content_type == "application/apply-patch+yaml");
+  CHECK(seen[0].target == "/api/v1/namespaces/ns/configmaps/a?fieldManager=mgr");
+  CHECK(parse(seen[0].body) ==
+        parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a",)"
+              R"("labels":{"x":"y"},"resourceVersion":"18446744073709551615"},"data":{"k":"v"}})"));
+  CHECK(RestClient::kNoObjectResourceVersion == "18446744073709551615");
+}
+
 TEST_CASE("a 2xx body that is not JSON is an error, an empty body is a Null document", "[rest]") {
   Fixture f([](const FakeApiServer::Request& r) {
     return FakeApiServer::Reply::json(200, r.target.ends_with("/empty") ? "" : "not json");
