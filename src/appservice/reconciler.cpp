@@ -187,8 +187,10 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
     // Gone: its children carry ownerReferences, so the garbage collector removes any leftovers.
     VLOG(1) << ctx.log_prefix << " AppService not found, nothing to do";
     announced_.erase(request.key());
+    written_.erase(request.key());
     co_return ReconcileResult::done();
   }
+  object = with_written_status(request.key(), std::move(object));
   auto parsed = parse_app_service(*object);
   const AppService& app = parsed.app;
 
@@ -271,6 +273,23 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
   }
   if (d.retry_soon || s.retry_soon) co_return ReconcileResult::requeue(kStaleRetry);
   co_return ReconcileResult::done();
+}
+
+std::shared_ptr<const rapidjson::Document> AppServiceReconciler::with_written_status(
+    const std::string& key, std::shared_ptr<const rapidjson::Document> object) {
+  auto w = written_.find(key);
+  if (w == written_.end()) return object;
+  if (ctrl::meta_uid(*object) != w->second.uid ||
+      ctrl::meta_resource_version(*object) != w->second.over_resource_version) {
+    written_.erase(w);  // the cache has moved on: it shows our write, or something newer
+    return object;
+  }
+  auto merged = std::make_shared<rapidjson::Document>();
+  auto& a = merged->GetAllocator();
+  merged->CopyFrom(*object, a);
+  merged->RemoveMember("status");
+  merged->AddMember("status", rapidjson::Value(w->second.status, a), a);
+  return merged;
 }
 
 asio::awaitable<ReconcileResult> AppServiceReconciler::add_finalizer(
@@ -576,6 +595,8 @@ asio::awaitable<std::optional<kube::ApiError>> AppServiceReconciler::write_statu
   rapidjson::Document body(rapidjson::kObjectType);
   body.AddMember("status", rapidjson::Value(status, body.GetAllocator()), body.GetAllocator());
   auto path = kAppServices.in_namespace(app.namespace_).named(app.name).sub("status");
+  const std::string key = app.namespace_ + "/" + app.name;
+  written_.erase(key);  // if this write fails, whether it landed is unknown: trust the cache
   auto result = co_await api.patch(path, kube::PatchType::merge, kube::JsonBody(body));
   if (!result) {
     if (result.error().is(kube::Errc::not_found)) co_return std::nullopt;
@@ -583,6 +604,10 @@ asio::awaitable<std::optional<kube::ApiError>> AppServiceReconciler::write_statu
     co_return result.error();
   }
   VLOG(1) << ctx.log_prefix << " status updated";
+  Written& w = written_[key];
+  w.uid = app.uid;
+  w.over_resource_version = std::string(ctrl::meta_resource_version(object));
+  w.status = std::move(status);  // a fresh allocator: CopyFrom would grow the old one per write
   co_return std::nullopt;
 }
 

@@ -106,11 +106,27 @@ class AppServiceReconciler final : public ctrl::Reconciler {
     Condition degraded;
   };
 
+  // The status last written per AppService (namespace/name), with the uid and resourceVersion of
+  // the object it was written over. While the cache still holds that very version it has not seen
+  // the write, and the written status is the one to compare with (a reconcile that a child's event
+  // brings in between would otherwise write it again, changing nothing: 0.6 writes per
+  // AppService in a bulk image change). Dropped once the cache holds anything else.
+  struct Written {
+    std::string uid;
+    std::string over_resource_version;
+    rapidjson::Document status;
+  };
+  // `object` as the API server has it after our last status write, when the cache has not seen
+  // that write yet; else `object` itself.
+  std::shared_ptr<const rapidjson::Document> with_written_status(
+      const std::string& key, std::shared_ptr<const rapidjson::Document> object);
+
   Sources sources_;
   std::shared_ptr<kube::RestClient> client_;
   ctrl::EventRecorder& events_;
   const ctrl::Clock& clock_;
   std::unordered_map<std::string, Announced> announced_;
+  std::unordered_map<std::string, Written> written_;
 };
 
 }  // namespace appservice
