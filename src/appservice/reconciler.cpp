@@ -284,11 +284,13 @@ std::shared_ptr<const rapidjson::Document> AppServiceReconciler::with_written_st
     written_.erase(w);  // the cache has moved on: it shows our write, or something newer
     return object;
   }
+  rapidjson::Document status;
+  status.Parse(w->second.status.data(), w->second.status.size());
   auto merged = std::make_shared<rapidjson::Document>();
   auto& a = merged->GetAllocator();
   merged->CopyFrom(*object, a);
   merged->RemoveMember("status");
-  merged->AddMember("status", rapidjson::Value(w->second.status, a), a);
+  merged->AddMember("status", rapidjson::Value(status, a), a);
   return merged;
 }
 
@@ -607,7 +609,7 @@ asio::awaitable<std::optional<kube::ApiError>> AppServiceReconciler::write_statu
   Written& w = written_[key];
   w.uid = app.uid;
   w.over_resource_version = std::string(ctrl::meta_resource_version(object));
-  w.status = std::move(status);  // a fresh allocator: CopyFrom would grow the old one per write
+  w.status = kube::JsonBody(status).text;
   co_return std::nullopt;
 }
 

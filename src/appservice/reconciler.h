@@ -114,7 +114,7 @@ class AppServiceReconciler final : public ctrl::Reconciler {
   struct Written {
     std::string uid;
     std::string over_resource_version;
-    rapidjson::Document status;
+    std::string status;  // JSON text: a Document's allocator takes 64 KiB per AppService
   };
   // `object` as the API server has it after our last status write, when the cache has not seen
   // that write yet; else `object` itself.
