@@ -18,8 +18,9 @@ exited() { ! kill -0 "$1" 2>/dev/null; }
 count_created() { kubectl get deployments -n "$ns" -o name | wc -l; }
 count_apps() { kubectl get appservices -n "$ns" -o name | wc -l; }
 
-# 1. Lost lease: another identity takes the Lease with kubectl; the leader exits 1 within its
-# next renew (retry period 2 s) plus one second, without releasing (the Lease stays the intruder's).
+# 1. Lost lease: another identity takes the Lease with kubectl; the leader exits 1 at its next
+# renew (retry period 2 s), long before the 15 s lease duration, without releasing (the Lease stays
+# the intruder's).
 start_operator a "${flags[@]}"
 eventually 60 leading "$OP_METRICS_a"
 t0=$(now_ms)
@@ -33,8 +34,10 @@ grep -q 'leader election lost.*held by intruder' "$OP_LOG_DIR/a.log" || fail "no
 grep -q 'exiting now, without graceful shutdown' "$OP_LOG_DIR/a.log" || fail "no abort log line"
 ! grep -q 'released leader lease' "$OP_LOG_DIR/a.log" || fail "released a lease it no longer held"
 [ "$(holder)" = intruder ] || fail "the Lease was written after the loss: holder $(holder)"
-echo "exit after a lost lease: ${lost_ms} ms (renew every 2 s + at most 1 s)"
-[ "$lost_ms" -lt 3500 ] || fail "exit after a lost lease took ${lost_ms} ms"
+echo "exit after a lost lease: ${lost_ms} ms (renew every 2 s + at most 1 s when the machine is quiet)"
+# At once means at the next renew, not after the 15 s lease duration a holder would wait out. The
+# bound leaves room for a loaded machine (3.7 s seen with 8 e2e tests at once on 2 cores).
+[ "$lost_ms" -lt 10000 ] || fail "exit after a lost lease took ${lost_ms} ms"
 kubectl delete lease lc-test -n "$ns" >/dev/null
 
 # 2. A background coroutine that dies ends the process: exit 1, a log line naming it, and the
