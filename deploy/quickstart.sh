@@ -29,13 +29,19 @@ cmake --build build --target appservice-operator
 if [ -z "$kubeconfig" ]; then
   bash test/controlplane/up.sh .controlplane/quickstart
   kubeconfig=$root/.controlplane/quickstart/kubeconfig
-  echo "quickstart: local control plane running; use it with: export KUBECONFIG=$kubeconfig"
+  # The kubectl built with the control plane, at its version: no client outside kubectl's skew.
+  client=$(bash test/controlplane/build.sh)/client
+  export PATH=$client:$PATH
+  echo "quickstart: local control plane running; use it with:"
+  echo "  export KUBECONFIG=$kubeconfig PATH=$client:\$PATH"
   echo "quickstart: stop it with: test/controlplane/down.sh .controlplane/quickstart"
+elif ! command -v kubectl >/dev/null; then
+  PATH=$(bash test/controlplane/build.sh)/client:$PATH
 fi
 export KUBECONFIG=$kubeconfig
 
 if compgen -G "crds/*.yaml" >/dev/null; then
   kubectl apply -f crds/
 fi
-echo "quickstart: running the operator; try: kubectl apply -f deploy/samples/nginx-app.yaml"
+echo "quickstart: running the operator ($(command -v kubectl) is $(kubectl version --client -o json | jq -r .clientVersion.gitVersion)); try: kubectl apply -f deploy/samples/nginx-app.yaml"
 exec build/appservice-operator --kubeconfig "$kubeconfig" "${args[@]}"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs what building and testing need on a fresh Debian 12 machine (as root), and nothing when
-# it is all there already. Go (>= 1.26, from /usr/local/go on our machines) and kubectl must be
-# present: Debian 12's own golang is too old for Kubernetes 1.35.
+# it is all there already. Go (>= 1.26, from /usr/local/go on our machines) must be present:
+# Debian 12's own golang is too old for Kubernetes 1.35. kubectl is built with the control plane
+# (test/controlplane/build.sh), at the server's version.
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libboost1.81-dev libssl-dev zlib1g-dev rapidjson-dev
   libgoogle-glog-dev libyaml-cpp-dev catch2 clang clang-format libclang-rt-14-dev
@@ -22,4 +23,3 @@ if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then
 fi
 command -v go >/dev/null || [ -x /usr/local/go/bin/go ] ||
   { echo "deps.sh: Go >= 1.26 is required to build the control plane (not found)" >&2; exit 1; }
-command -v kubectl >/dev/null || { echo "deps.sh: kubectl is required (not found on PATH)" >&2; exit 1; }

@@ -151,6 +151,9 @@ if [ "${E2E:-1}" != 0 ]; then
   else
     cp_build_pid=""
     cat "$cp_build_log"
+    # Every test uses the kubectl built with the control plane, at the server's version.
+    PATH=$(bash test/controlplane/build.sh)/client:$PATH
+    export PATH
     cp_dir=$(mktemp -d /tmp/asop-controlplane.XXXXXX)
     bash test/controlplane/up.sh "$cp_dir" || abort "control plane: up.sh failed"
     export KUBECONFIG=$cp_dir/kubeconfig ASOP_CONTROLPLANE_DIR=$cp_dir

@@ -17,6 +17,8 @@ source "$here/pki.sh"
 source "$here/lib.sh"
 
 bin=$("$here/build.sh")
+# The kubectl of the same version as the server (built with it), not whatever PATH has.
+export PATH=$bin/client:$PATH
 mkdir -p "$dir/logs" "$dir/run"
 make_pki "$dir"
 pki=$dir/pki

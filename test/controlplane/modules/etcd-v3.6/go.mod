@@ -1,4 +1,4 @@
-// Pins the etcd binary used by the tests. Built by ../../build.sh.
+// Pins the etcd binary used with Kubernetes 1.35 and 1.36. Built by ../../build.sh.
 module appservice-operator/controlplane/etcd
 
 go 1.26.0
