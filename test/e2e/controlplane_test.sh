@@ -2,8 +2,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # The local control plane behaves like a real cluster: a Deployment gets Running Pods on the kwok
 # node and becomes Available; deleting it lets the garbage collector remove its ReplicaSet and Pods.
+# Server and kubectl are both at the pinned version, so no test leans on a skewed client.
 source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/../controlplane/versions.sh"
 new_namespace cp
+
+server=$(kubectl version -o json 2>/dev/null | jq -r .serverVersion.gitVersion)
+client=$(kubectl version --client -o json | jq -r .clientVersion.gitVersion)
+[ "$server" = "$KUBERNETES_VERSION" ] || fail "server is $server, the pin is $KUBERNETES_VERSION"
+[ "$client" = "$KUBERNETES_VERSION" ] || fail "kubectl is $client ($(command -v kubectl)), the server $server"
 
 kubectl apply -n "$ns" -f - <<'YAML'
 apiVersion: apps/v1
