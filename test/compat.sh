@@ -7,7 +7,8 @@
 # on the newest minor; this is how the older ones in README.md's support table are proven.
 #
 # Left out here, since they do not depend on the server's version: the ASan twins (e2e.asan.*),
-# the Docker image tests, helm, Prometheus and the benchmark smoke test.
+# the Docker image tests (and incluster_rbac_test, which runs the image docker_image_test builds),
+# helm, Prometheus and the benchmark smoke test.
 #
 # Ends with one line per minor (minor, patch, result, date, seconds) and
 # "compat: N passed, N failed"; writes the same rows to build/compat.tsv; exits non-zero when a
@@ -26,7 +27,7 @@ for m in "${minors[@]}"; do
     *) echo "compat.sh: $m is not a supported minor (one of: $K8S_MINORS)" >&2; exit 2 ;;
   esac
 done
-exclude='^e2e\.(asan\.|docker_|helm_chart_test|prometheus_test|monitoring_crds_test|bench_smoke_test)'
+exclude='^e2e\.(asan\.|docker_|incluster_rbac_test|helm_chart_test|prometheus_test|monitoring_crds_test|bench_smoke_test)'
 jobs=${E2E_JOBS:-$(( 4 * $(nproc) ))}
 
 bash test/deps.sh
