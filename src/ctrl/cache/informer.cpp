@@ -99,6 +99,7 @@ asio::awaitable<void> Informer::run() {
     const bool was_current = current_;
     const auto lists_before = lists_completed_;
     state_ = std::move(result.state);
+    newest_resource_version_ = state_.newest_resource_version;
     if (!result.fell_back.empty()) {
       LOG(WARNING) << "informer=\"" << name_
                    << "\" streaming list not served, listing instead: " << result.fell_back;

@@ -71,6 +71,11 @@ class Informer {
   bool is_current() const { return current_; }
   // Full lists delivered so far: 1 after the initial sync, more after each relist (410).
   std::uint64_t lists_completed() const { return lists_completed_; }
+  // The newest resourceVersion the store reflects: the last list's, then every watch event's and
+  // bookmark's, never moving back (informer::State::newest_resource_version). Empty before the
+  // first list. A write that returned resourceVersion R is in the store once this is >= R
+  // (KEP-5647; WriteTracker compares the two).
+  const std::string& newest_resource_version() const { return newest_resource_version_; }
   // "apps/v1 deployments" for logs.
   const std::string& name() const { return name_; }
 
@@ -103,6 +108,7 @@ class Informer {
   Clock::TimePoint watch_opened_{};
   std::unique_ptr<boost::asio::steady_timer> timer_;
   std::uint64_t lists_completed_ = 0;
+  std::string newest_resource_version_;  // of state_, kept while state_ is inside step()
   bool current_ = false;   // informer::is_current(state_), kept while state_ is inside step()
   bool streamed_ = false;  // the last list was a streaming one (for the log)
   bool stopping_ = false;

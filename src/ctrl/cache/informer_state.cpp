@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "ctrl/base/overloaded.h"
+#include "ctrl/object/object_meta.h"
 
 namespace ctrl::informer {
 namespace {
@@ -96,6 +97,14 @@ void expect(const State& state, Phase phase, const char* input) {
 
 }  // namespace
 
+void observe_resource_version(State& state, const std::string& resource_version) {
+  if (resource_version.empty()) return;
+  const auto seen = resource_version_number(state.newest_resource_version);
+  const auto now = resource_version_number(resource_version);
+  if (seen && now && *now <= *seen) return;
+  state.newest_resource_version = resource_version;
+}
+
 bool is_current(const State& state) {
   if (!state.synced) return false;
   switch (state.phase) {
@@ -147,6 +156,7 @@ Step step(State state, Input input) {
             state.continue_token.clear();
             state.full_list = false;
             state.resource_version = page.resource_version;
+            observe_resource_version(state, page.resource_version);
             state.phase = Phase::listed;
             state.synced = true;
             return {std::move(state), std::move(ops), DoWatch{page.resource_version}};
@@ -195,6 +205,7 @@ Step step(State state, Input input) {
               }
               // The list is complete at the bookmark's resourceVersion; the stream goes on.
               state.resource_version = ev.resource_version;
+              observe_resource_version(state, ev.resource_version);
               state.phase = Phase::watching;
               state.synced = true;
               Step next{std::move(state), {}, KeepReading{}};
@@ -203,6 +214,7 @@ Step step(State state, Input input) {
             }
             expect(state, Phase::watching, "watch event");
             if (!ev.resource_version.empty()) state.resource_version = ev.resource_version;
+            observe_resource_version(state, ev.resource_version);
             std::vector<StoreOp> ops;
             switch (ev.type) {
               case kube::WatchEvent::Type::added:

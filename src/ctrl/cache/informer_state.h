@@ -60,7 +60,17 @@ struct State {
   bool full_list = false;  // listing: one unpaginated request after a continue token expired
   // Relists stream (set once by the driver); a refusal falls back to a list for that relist only.
   bool stream_lists = false;
+  // The newest resourceVersion the cache reflects (KEP-5647's "last observed"): a completed
+  // list's, each watch event's object's, each bookmark's. Only ever moves forward (compared as
+  // the integers of KEP-5504), so a relist that answers from an older watch cache cannot step it
+  // back; a streaming list's events count only once the list completes, as the store holds them
+  // only then. A value that is not such an integer is kept as it came (readers fail open).
+  std::string newest_resource_version;
 };
+
+// Moves state.newest_resource_version to `resource_version` if that is newer (or either is not
+// an integer resourceVersion: the latest then wins, and readers fail open).
+void observe_resource_version(State& state, const std::string& resource_version);
 
 // True while the store holds a complete list that the informer keeps current: listed, watching,
 // or waiting to resume a watch. False before the first list and while relisting (after a 410),

@@ -38,6 +38,20 @@ std::string_view meta_resource_version(const rapidjson::Value& object) {
   return meta_string(object, "resourceVersion");
 }
 
+std::optional<std::uint64_t> resource_version_number(std::string_view resource_version) {
+  // Digits only, no sign, no leading zero (a canonical decimal), at most 20 of them.
+  if (resource_version.empty() || resource_version.size() > 20) return std::nullopt;
+  if (resource_version.size() > 1 && resource_version.front() == '0') return std::nullopt;
+  std::uint64_t value = 0;
+  for (char c : resource_version) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (value > (UINT64_MAX - digit) / 10) return std::nullopt;  // overflow
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
 std::string object_key(std::string_view ns, std::string_view name) {
   if (ns.empty()) return std::string(name);
   std::string key;

@@ -7,6 +7,7 @@
 
 #include <rapidjson/document.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,11 @@ std::string_view meta_namespace(const rapidjson::Value& object);
 std::string_view meta_name(const rapidjson::Value& object);
 std::string_view meta_uid(const rapidjson::Value& object);
 std::string_view meta_resource_version(const rapidjson::Value& object);
+
+// A resourceVersion as the unsigned integer it is: Kubernetes 1.35+ guarantees resourceVersions
+// are decimal integers that compare in the order the writes happened (KEP-5504). nullopt for an
+// empty or any other string (an older or foreign server's opaque value): callers fail open.
+std::optional<std::uint64_t> resource_version_number(std::string_view resource_version);
 
 // The cache and work-queue key: "namespace/name", or "name" for cluster-scoped objects
 // (client-go's MetaNamespaceKeyFunc).

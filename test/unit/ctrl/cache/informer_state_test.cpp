@@ -412,3 +412,63 @@ TEST_CASE(
   CHECK(r.staging == Staging::commit);
   CHECK(is_current(r.state));
 }
+
+TEST_CASE("informer: the newest resourceVersion observed: list, events, bookmarks, never back",
+          "[informer][write_tracker]") {
+  auto r = step({}, Start{});
+  CHECK(r.state.newest_resource_version.empty());  // nothing observed before the first list
+  r = step(std::move(r.state), ListPage{{make_object("ns", "a", "5")}, "tok", "9"});
+  CHECK(r.state.newest_resource_version.empty());  // a page is not in the cache yet
+  r = step(std::move(r.state), ListPage{{make_object("ns", "b", "7")}, "", "10"});
+  CHECK(r.state.newest_resource_version == "10");  // the list's, not its newest item's
+  r = step(std::move(r.state), WatchOpened{});
+  r = step(std::move(r.state),
+           Event{watch_event(kube::WatchEvent::Type::modified, make_object("ns", "a", "11"))});
+  CHECK(r.state.newest_resource_version == "11");
+  r = step(std::move(r.state),
+           Event{watch_event(kube::WatchEvent::Type::deleted, make_object("ns", "a", "12"))});
+  CHECK(r.state.newest_resource_version == "12");
+  // A bookmark moves it with no object: the informer has seen everything up to it.
+  r = step(std::move(r.state),
+           Event{watch_event(kube::WatchEvent::Type::bookmark, make_object("", "", "30"))});
+  CHECK(r.state.newest_resource_version == "30");
+  // Compared as integers ("100" > "30" though not as text) and never moved back: a relist after
+  // a backoff may answer from an older watch cache than the stream was at.
+  r = step(std::move(r.state),
+           Event{watch_event(kube::WatchEvent::Type::bookmark, make_object("", "", "100"))});
+  CHECK(r.state.newest_resource_version == "100");
+  kube::ApiError broken;
+  broken.code = kube::Errc::gone;
+  r = step(std::move(r.state), WatchFailed{broken});
+  r = step(std::move(r.state), BackoffDone{});
+  r = step(std::move(r.state), ListPage{{make_object("ns", "b", "7")}, "", "90"});
+  CHECK(r.state.resource_version == "90");  // the watch restarts where the list is
+  CHECK(r.state.newest_resource_version == "100");
+}
+
+TEST_CASE("informer streaming: the newest resourceVersion moves at the initial-events-end bookmark",
+          "[informer][write_tracker]") {
+  auto r = step(streaming_state(),
+                Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "a", "5"))});
+  // Staged objects are not in the cache yet: nothing observed.
+  CHECK(r.state.newest_resource_version.empty());
+  r = step(std::move(r.state), Event{end_bookmark("9")});
+  CHECK(r.state.newest_resource_version == "9");
+  r = step(std::move(r.state),
+           Event{watch_event(kube::WatchEvent::Type::added, make_object("ns", "b", "14"))});
+  CHECK(r.state.newest_resource_version == "14");
+}
+
+TEST_CASE("informer: a resourceVersion that is not an integer is kept as it came",
+          "[informer][write_tracker]") {
+  State s;
+  observe_resource_version(s, "12");
+  observe_resource_version(s, "");  // nothing: kept
+  CHECK(s.newest_resource_version == "12");
+  observe_resource_version(s, "opaque-rv");
+  CHECK(s.newest_resource_version == "opaque-rv");  // the latest wins; readers fail open
+  observe_resource_version(s, "5");
+  CHECK(s.newest_resource_version == "5");
+  observe_resource_version(s, "4");
+  CHECK(s.newest_resource_version == "5");
+}
