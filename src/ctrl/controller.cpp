@@ -85,7 +85,12 @@ Controller::Controller(asio::any_io_executor ex, Options options, Reconciler& re
                               {{"controller", options_.name}})),
       timeouts_(metrics.counter("controller_runtime_reconcile_timeouts_total",
                                 "Total number of reconciliation timeouts per controller",
-                                {{"controller", options_.name}})) {
+                                {{"controller", options_.name}})),
+      stale_cache_(metrics.counter(
+          "controller_runtime_reconcile_stale_cache_total",
+          "Total number of reconciliations held back per controller because a cache had not yet "
+          "observed the controller's own last write",
+          {{"controller", options_.name}})) {
   CHECK_GT(options_.max_concurrent_reconciles, 0);
   metrics
       .gauge("controller_runtime_max_concurrent_reconciles",
@@ -118,7 +123,13 @@ Informer::Handler Controller::enqueue_self(Updates updates) {
       return;
     }
     const auto& object = change.new_object ? change.new_object : change.old_object;
-    if (object) queue_->add(object_key(*object), priority_of(change));
+    if (!object) return;
+    auto key = object_key(*object);
+    // The object is gone: what our writes to it and its children returned is moot.
+    if (change.type == StoreChange::Type::deleted && options_.write_tracker) {
+      options_.write_tracker->forget_owner(key);
+    }
+    queue_->add(key, priority_of(change));
   };
 }
 
@@ -240,6 +251,22 @@ asio::awaitable<void> Controller::process(QueueItem item) {
   context.reconcile_id = new_reconcile_id();
   context.log_prefix = "controller=" + options_.name + " namespace=" + request.ns +
                        " name=" + request.name + " reconcileID=" + context.reconcile_id;
+
+  // Read your own writes (KEP-5647): a cache that has not yet observed our last write for this key
+  // would start the reconcile from before it. The informer's event for that write usually brings
+  // the key back first; the delayed add is the fallback.
+  if (options_.write_tracker) {
+    if (auto behind = options_.write_tracker->behind(key)) {
+      stale_cache_.inc();
+      VLOG(1) << context.log_prefix << " cache behind our last write, requeued after "
+              << options_.stale_cache_retry.count() << " ms: cache=\"" << behind->cache
+              << "\" object=" << behind->object_key << " written=" << behind->written
+              << " observed=" << (behind->observed.empty() ? "(none)" : behind->observed);
+      queue_->add_after(key, options_.stale_cache_retry, item.priority);
+      queue_->done(key);
+      co_return;
+    }
+  }
 
   active_workers_gauge_.set(++active_workers_);
   worked_since_trim_ = true;

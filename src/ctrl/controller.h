@@ -15,6 +15,7 @@
 #include "ctrl/metrics/metrics_registry.h"
 #include "ctrl/queue/work_queue.h"
 #include "ctrl/reconciler.h"
+#include "ctrl/write_tracker.h"
 
 namespace ctrl {
 
@@ -40,6 +41,12 @@ class Controller {
     // controller_runtime_reconcile_timeouts_total. Zero: none, controller-runtime's default.
     std::chrono::milliseconds reconcile_timeout{0};
     std::function<void()> release_heap = release_free_heap;
+    // Read your own writes (KEP-5647): the reconciler records its writes here, and a key whose
+    // caches have not yet observed its last write is not reconciled: it is requeued after
+    // `stale_cache_retry` (no rate limiter, no error) and counted in
+    // controller_runtime_reconcile_stale_cache_total. Null: every key is reconciled at once.
+    WriteTracker* write_tracker = nullptr;
+    std::chrono::milliseconds stale_cache_retry{100};
   };
 
   Controller(boost::asio::any_io_executor ex, Options options, Reconciler& reconciler,
@@ -51,6 +58,7 @@ class Controller {
 
   // Informer handlers, like controller-runtime's For() and Owns(): the object's own key, or the
   // key of its controller owner when that owner is of the given group and kind (same namespace).
+  // enqueue_self also drops the write tracker's records of a deleted object's key.
   // Keys go in at kLowPriority for an add from the initial list or an update that changed nothing
   // (controller-runtime's priority queue), else at 0; resyncs queue at kLowPriority too.
   // With `owners`, only owners in that cache: a shard (--label-selector) caches all children but
@@ -99,6 +107,7 @@ class Controller {
   Counter& terminal_errors_;
   Counter& panics_;
   Counter& timeouts_;
+  Counter& stale_cache_;
 };
 
 }  // namespace ctrl

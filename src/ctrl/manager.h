@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// Room src/ctrl/: where a reader starts: the manager, the controller loop and the reconciler
-// contract. May use: src/ctrl/base/, src/ctrl/object/, src/ctrl/metrics/, src/ctrl/queue/,
-// src/ctrl/cache/, src/ctrl/leader/, src/ctrl/events/, src/ctrl/serve/, src/kube/api/ (the Rooms
-// table in docs/architecture.md).
+// Room src/ctrl/: where a reader starts: the manager, the controller loop, the reconciler
+// contract and the write tracker (read your own writes). May use: src/ctrl/base/, src/ctrl/object/,
+// src/ctrl/metrics/, src/ctrl/queue/, src/ctrl/cache/, src/ctrl/leader/, src/ctrl/events/,
+// src/ctrl/serve/, src/kube/api/ (the Rooms table in docs/architecture.md).
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ctrl/cache/informer.h"
+#include "ctrl/cache/object_store.h"
+
+namespace ctrl {
+
+// Read your own writes (Kubernetes 1.36's KEP-5647, "staleness mitigation for controllers"): a
+// reconciler records the resourceVersion the API server returned for each of its writes, per
+// object and per cache the object lives in, under the key of the reconcile that made it (the
+// owner's). Before that key is reconciled again, the controller asks `behind(key)`: while any of
+// those caches has not yet observed the resourceVersion written (Informer::
+// newest_resource_version), the reconcile would start from a cache older than its own last
+// write and could write the same thing again, revert itself, or count a child wrong; it is held
+// back and requeued shortly instead (Controller::Options::write_tracker).
+//
+// resourceVersions compare as unsigned integers (KEP-5504, Kubernetes 1.35+). Anything that is
+// not one fails open: such a write is not recorded, and a cache whose newest resourceVersion is
+// not one holds nothing back. A record goes when the cache has caught up with it, when the
+// object's deletion reaches that cache (`deleted`, which `forget_deleted` hands to an informer),
+// when the write was a DELETE (`forget`), and when the owner itself is deleted (`forget_owner`).
+// A record is for one uid: once the cache holds an object of that name with another uid (it was
+// recreated), the predecessor's record holds nothing back.
+//
+// Like everything in the runtime it lives on the one event-loop thread: no locks.
+class WriteTracker {
+ public:
+  // The newest resourceVersion a cache reflects: Informer::newest_resource_version.
+  using NewestResourceVersion = std::function<std::string()>;
+
+  // One record that holds a key back: for the log line.
+  struct Behind {
+    std::string cache;  // the cache's name ("apps/v1 deployments")
+    std::string object_key;
+    std::uint64_t written = 0;  // the resourceVersion our write returned
+    std::string observed;       // the cache's newest resourceVersion
+  };
+
+  // Caches must be known before writes to them are recorded (writes to an unknown cache are not
+  // recorded: fail open). `name` is for logs.
+  void add_cache(const ObjectStore& store, std::string name, NewestResourceVersion newest);
+  // The informer's store, its newest resourceVersion, and forget_deleted as its handler.
+  void add_informer(Informer& informer);
+
+  // A write through the runtime returned `written` (the object as the server has it after the
+  // write) for the object in `cache`, made by the reconcile of `owner_key`.
+  void record(const ObjectStore& cache, const std::string& owner_key,
+              const rapidjson::Value& written);
+  // A DELETE of `object_key` in `cache`: whatever our earlier writes to it were, they are moot.
+  void forget(const ObjectStore& cache, const std::string& object_key);
+  // The owner is gone: every record made by its reconciles goes.
+  void forget_owner(const std::string& owner_key);
+  // The object's deletion reached `cache` (the last state the server sent).
+  void deleted(const ObjectStore& cache, const rapidjson::Value& object);
+  // An informer handler that calls `deleted` for every deletion the cache sees.
+  Informer::Handler forget_deleted(const ObjectStore& cache);
+
+  // The first record of `owner_key` that a cache has not caught up with, if any. Records a cache
+  // has caught up with, and those of a predecessor (another uid), are dropped on the way.
+  std::optional<Behind> behind(const std::string& owner_key);
+
+  // Records held (for tests and the memory bound).
+  std::size_t size() const;
+
+ private:
+  struct Cache {
+    std::string name;
+    NewestResourceVersion newest;
+  };
+  struct Record {
+    const ObjectStore* cache = nullptr;
+    std::string object_key;
+    std::string uid;
+    std::uint64_t resource_version = 0;
+  };
+  // Drops the record of (cache, object_key) wherever it is; with `uid`, only a record of it.
+  void drop(const ObjectStore* cache, std::string_view object_key,
+            std::optional<std::string_view> uid = std::nullopt);
+
+  std::unordered_map<const ObjectStore*, Cache> caches_;
+  // By owner key: a handful of records (the owner and its children) per key.
+  std::unordered_map<std::string, std::vector<Record>> records_;
+  // (cache, object key) -> owner key, so a deletion seen in a cache finds its record.
+  std::unordered_map<const ObjectStore*, std::unordered_map<std::string, std::string>> owners_;
+};
+
+}  // namespace ctrl
