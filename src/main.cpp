@@ -31,6 +31,7 @@
 #include "ctrl/metrics/rest_client_metrics.h"
 #include "ctrl/object/object_meta.h"
 #include "ctrl/serve/serving_cert.h"
+#include "ctrl/write_tracker.h"
 #include "kube/api/rest_client.h"
 #include "kube/config/config_error.h"
 #include "kube/config/kubeconfig.h"
@@ -413,9 +414,14 @@ int main(int argc, char** argv) {
   eo.sweep_every = eo.correlator.window;  // at rest the Event caches empty themselves
   ctrl::EventRecorder events(io.get_executor(), client, eo, clock, &metrics);
   manager.add_event_recorder(events);  // flushed at shutdown, before the Lease is released
+  // Read your own writes (KEP-5647): every write of the reconciler is recorded against the cache
+  // of what it wrote, and a key is reconciled only once those caches have observed it.
+  ctrl::WriteTracker writes;
+  for (auto* informer : {&apps, &deployments, &services}) writes.add_informer(*informer);
   appservice::AppServiceReconciler reconciler(
-      {&apps.store(), &deployments.store(), &services.store()}, client, events, clock);
+      {&apps.store(), &deployments.store(), &services.store(), &writes}, client, events, clock);
   ctrl::Controller::Options co;
+  co.write_tracker = &writes;
   co.name = "appservice";
   co.max_concurrent_reconciles = flags.max_concurrent_reconciles;
   co.resync_period = flags.sync_period;

@@ -35,6 +35,10 @@ std::string json_string(std::string_view s) {
   return buffer.GetString();
 }
 
+std::string key_of(const AppService& app) {
+  return ctrl::object_key(app.namespace_, app.name);
+}
+
 // The namespace lifecycle admission plugin's refusal of new objects in a terminating namespace.
 bool namespace_terminating(const kube::ApiError& error) {
   if (!error.is(kube::Errc::forbidden)) return false;
@@ -187,10 +191,8 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
     // Gone: its children carry ownerReferences, so the garbage collector removes any leftovers.
     VLOG(1) << ctx.log_prefix << " AppService not found, nothing to do";
     announced_.erase(request.key());
-    written_.erase(request.key());
     co_return ReconcileResult::done();
   }
-  object = with_written_status(request.key(), std::move(object));
   auto parsed = parse_app_service(*object);
   const AppService& app = parsed.app;
 
@@ -275,23 +277,13 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
   co_return ReconcileResult::done();
 }
 
-std::shared_ptr<const rapidjson::Document> AppServiceReconciler::with_written_status(
-    const std::string& key, std::shared_ptr<const rapidjson::Document> object) {
-  auto w = written_.find(key);
-  if (w == written_.end()) return object;
-  if (ctrl::meta_uid(*object) != w->second.uid ||
-      ctrl::meta_resource_version(*object) != w->second.over_resource_version) {
-    written_.erase(w);  // the cache has moved on: it shows our write, or something newer
-    return object;
-  }
-  rapidjson::Document status;
-  status.Parse(w->second.status.data(), w->second.status.size());
-  auto merged = std::make_shared<rapidjson::Document>();
-  auto& a = merged->GetAllocator();
-  merged->CopyFrom(*object, a);
-  merged->RemoveMember("status");
-  merged->AddMember("status", rapidjson::Value(status, a), a);
-  return merged;
+void AppServiceReconciler::wrote(const ctrl::ObjectStore* cache, const std::string& key,
+                                 const rapidjson::Value& written) const {
+  if (sources_.writes) sources_.writes->record(*cache, key, written);
+}
+
+void AppServiceReconciler::deleted(const ctrl::ObjectStore* cache, const std::string& key) const {
+  if (sources_.writes) sources_.writes->forget(*cache, key);
 }
 
 asio::awaitable<ReconcileResult> AppServiceReconciler::add_finalizer(
@@ -314,6 +306,7 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::add_finalizer(
     if (result.error().is(kube::Errc::not_found)) co_return ReconcileResult::done();
     co_return ReconcileResult::error("adding finalizer: " + result.error().describe());
   }
+  wrote(sources_.app_services, key_of(app), *result->body);
   LOG(INFO) << ctx.log_prefix << " added finalizer " << kFinalizer;
   co_return ReconcileResult::done();  // the update event brings the key back
 }
@@ -358,6 +351,7 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::finalize(const AppService
     if (result.error().is(kube::Errc::not_found)) co_return ReconcileResult::done();
     co_return ReconcileResult::error("removing finalizer: " + result.error().describe());
   }
+  wrote(sources_.app_services, key_of(app), *result->body);
   const std::string what = "AppService " + app.namespace_ + "/" + app.name;
   if (orphan) {
     event(app, EventType::normal, "CleanupComplete",
@@ -426,6 +420,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     // without first folding a create's Update entry into it (a write per child, issue 27).
     auto created = co_await api.apply_create(path, desired, kFieldManager);
     if (created) {
+      wrote(child.store, key, *created->body);
       LOG(INFO) << ctx.log_prefix << " created " << what;
       event(app, EventType::normal, "Created", "Created " + what);
       out.object = created->body;
@@ -499,6 +494,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
       }
       co_return fail("Delete", "deleting", deleted.error());
     }
+    this->deleted(child.store, key);
     LOG(INFO) << ctx.log_prefix << " deleted " << what << " to recreate it: " << recreate;
     event(app, EventType::normal, "Recreating", "Deleted " + what + " to recreate it: " + recreate);
     co_return out;  // its deletion event brings the key back, and the next pass creates it
@@ -527,6 +523,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     if (auto patch = ctrl::upgrade_managed_fields_patch(*live, kFieldManager)) {
       auto migrated = co_await api.patch(path, kube::PatchType::json, kube::JsonBody(*patch));
       if (!migrated) co_return fail("Patch", "migrating field ownership of", migrated.error());
+      wrote(child.store, key, *migrated->body);
       LOG(INFO) << ctx.log_prefix << " migrated field ownership of " << what
                 << " to server-side apply";
       live = migrated->body;
@@ -534,6 +531,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
   }
   auto applied = co_await apply_with_uid(ctrl::meta_uid(*live));
   if (!applied) co_return fail("Apply", "applying", applied.error());
+  wrote(child.store, key, *applied->body);
   if (adopt) {
     LOG(INFO) << ctx.log_prefix << " adopted " << what;
     event(app, EventType::normal, "Adopted",
@@ -576,6 +574,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::remove_chil
     out.message = "deleting " + what + ": " + deleted.error().describe();
     co_return out;
   }
+  this->deleted(child.store, key);
   LOG(INFO) << ctx.log_prefix << " deleted " << what << " (propagation "
             << options.propagation_policy << ")";
   event(app, EventType::normal, "Deleted", "Deleted " + what);
@@ -597,8 +596,6 @@ asio::awaitable<std::optional<kube::ApiError>> AppServiceReconciler::write_statu
   rapidjson::Document body(rapidjson::kObjectType);
   body.AddMember("status", rapidjson::Value(status, body.GetAllocator()), body.GetAllocator());
   auto path = kAppServices.in_namespace(app.namespace_).named(app.name).sub("status");
-  const std::string key = app.namespace_ + "/" + app.name;
-  written_.erase(key);  // if this write fails, whether it landed is unknown: trust the cache
   auto result = co_await api.patch(path, kube::PatchType::merge, kube::JsonBody(body));
   if (!result) {
     if (result.error().is(kube::Errc::not_found)) co_return std::nullopt;
@@ -606,10 +603,7 @@ asio::awaitable<std::optional<kube::ApiError>> AppServiceReconciler::write_statu
     co_return result.error();
   }
   VLOG(1) << ctx.log_prefix << " status updated";
-  Written& w = written_[key];
-  w.uid = app.uid;
-  w.over_resource_version = std::string(ctrl::meta_resource_version(object));
-  w.status = kube::JsonBody(status).text;
+  wrote(sources_.app_services, key_of(app), *result->body);
   co_return std::nullopt;
 }
 

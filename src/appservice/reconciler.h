@@ -18,6 +18,7 @@
 #include "ctrl/cache/object_store.h"
 #include "ctrl/events/event_recorder.h"
 #include "ctrl/reconciler.h"
+#include "ctrl/write_tracker.h"
 #include "kube/api/rest_client.h"
 
 namespace appservice {
@@ -55,6 +56,10 @@ class AppServiceReconciler final : public ctrl::Reconciler {
     // is seen there and folded. Without managedFields a child looks already folded.
     const ctrl::ObjectStore* deployments = nullptr;
     const ctrl::ObjectStore* services = nullptr;
+    // Every write is recorded here against the cache of the object written (read your own writes,
+    // ctrl::WriteTracker): the controller holds a key back until those caches have seen them.
+    // Null: nothing recorded.
+    ctrl::WriteTracker* writes = nullptr;
   };
 
   AppServiceReconciler(Sources sources, std::shared_ptr<kube::RestClient> client,
@@ -106,27 +111,17 @@ class AppServiceReconciler final : public ctrl::Reconciler {
     Condition degraded;
   };
 
-  // The status last written per AppService (namespace/name), with the uid and resourceVersion of
-  // the object it was written over. While the cache still holds that very version it has not seen
-  // the write, and the written status is the one to compare with (a reconcile that a child's event
-  // brings in between would otherwise write it again, changing nothing: 0.6 writes per
-  // AppService in a bulk image change). Dropped once the cache holds anything else.
-  struct Written {
-    std::string uid;
-    std::string over_resource_version;
-    std::string status;  // JSON text: a Document's allocator takes 64 KiB per AppService
-  };
-  // `object` as the API server has it after our last status write, when the cache has not seen
-  // that write yet; else `object` itself.
-  std::shared_ptr<const rapidjson::Document> with_written_status(
-      const std::string& key, std::shared_ptr<const rapidjson::Document> object);
+  // The server's answer to a write of the object at `key` in `cache`, for the write tracker.
+  void wrote(const ctrl::ObjectStore* cache, const std::string& key,
+             const rapidjson::Value& written) const;
+  // A DELETE of the object at `key` in `cache` was accepted.
+  void deleted(const ctrl::ObjectStore* cache, const std::string& key) const;
 
   Sources sources_;
   std::shared_ptr<kube::RestClient> client_;
   ctrl::EventRecorder& events_;
   const ctrl::Clock& clock_;
   std::unordered_map<std::string, Announced> announced_;
-  std::unordered_map<std::string, Written> written_;
 };
 
 }  // namespace appservice
