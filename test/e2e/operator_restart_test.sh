@@ -18,12 +18,7 @@ kubectl wait --for condition=Established crd/appservices.app.example.com --timeo
 n=200
 # Named so the API server lists them in order; the edit goes to the last one, which a FIFO serves last.
 edited=app-$n
-manifest() {
-  local i
-  for i in $(seq -w 1 "$n"); do
-    printf -- '---\napiVersion: app.example.com/v1\nkind: AppService\nmetadata: {name: app-%s}\nspec: {size: 0, image: "%s", ports: [{port: 80}]}\n' "$i" "$1"
-  done
-}
+manifest() { appservices_manifest "$n" "$1"; }
 images_at() { kubectl -n "$ns" get deployments -o jsonpath='{range .items[*]}{.spec.template.spec.containers[0].image}{"\n"}{end}' | grep -c "^$1\$" || true; }
 
 manifest nginx:1.27 | kubectl -n "$ns" apply -f - >/dev/null

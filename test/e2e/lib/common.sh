@@ -108,6 +108,14 @@ launch_operator() {
   printf -v "OP_METRICS_$name" '%s' "$metrics"
   printf -v "OP_HEALTH_$name" '%s' "$health"
 }
+# appservices_manifest COUNT IMAGE: COUNT AppServices app-001... of size 0 running IMAGE, one
+# manifest (named so the API server lists them in order), for bulk creates and bulk changes.
+appservices_manifest() {
+  local i
+  for i in $(seq -w 1 "$1"); do
+    printf -- '---\napiVersion: app.example.com/v1\nkind: AppService\nmetadata: {name: app-%s}\nspec: {size: 0, image: "%s", ports: [{port: 80}]}\n' "$i" "$2"
+  done
+}
 # converge_app NS NAME: a one-replica AppService NAME in NS, Available within 90 s.
 converge_app() {
   kubectl -n "$1" apply -f - >/dev/null <<YAML
