@@ -7,6 +7,11 @@
 
 namespace ctrl {
 
+const Clock& WriteTracker::default_clock() {
+  static const RealClock clock;
+  return clock;
+}
+
 void WriteTracker::add_cache(const ObjectStore& store, std::string name,
                              NewestResourceVersion newest) {
   caches_[&store] = Cache{std::move(name), std::move(newest)};
@@ -39,10 +44,11 @@ void WriteTracker::record(const ObjectStore& cache, const std::string& owner_key
     if (r.uid != uid || *rv > r.resource_version) {
       r.uid = uid;
       r.resource_version = *rv;
+      r.recorded_at = clock_.now();
     }
     return;
   }
-  records.push_back(Record{&cache, object_key, uid, *rv});
+  records.push_back(Record{&cache, object_key, uid, *rv, clock_.now()});
   owners_[&cache][object_key] = owner_key;
 }
 
@@ -114,6 +120,8 @@ std::optional<WriteTracker::Behind> WriteTracker::behind(const std::string& owne
       auto cached = r.cache->get(r.object_key);
       if (cached && meta_uid(*cached) != r.uid) stale = false;
     }
+    // Held long enough: the cache may never see this write (fail open).
+    if (stale && clock_.now() - r.recorded_at > max_hold_) stale = false;
     if (!stale) {
       // Caught up (or not comparable: fail open); nothing more to wait for from this write.
       drop(r.cache, r.object_key);

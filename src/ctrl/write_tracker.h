@@ -3,6 +3,7 @@
 
 #include <rapidjson/document.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ctrl/base/clock.h"
 #include "ctrl/cache/informer.h"
 #include "ctrl/cache/object_store.h"
 
@@ -31,11 +33,19 @@ namespace ctrl {
 // object's deletion reaches that cache (`deleted`, which `forget_deleted` hands to an informer),
 // when the write was a DELETE (`forget`), and when the owner itself is deleted (`forget_owner`).
 // A record is for one uid: once the cache holds an object of that name with another uid (it was
-// recreated), the predecessor's record holds nothing back.
+// recreated), the predecessor's record holds nothing back. A record older than `max_hold` holds
+// nothing back either: a cache that never observes a write (no bookmarks, no other events for
+// its kind, the object filtered out of it) must not stall its key for good.
 //
 // Like everything in the runtime it lives on the one event-loop thread: no locks.
 class WriteTracker {
  public:
+  static constexpr std::chrono::seconds kDefaultMaxHold{30};
+
+  explicit WriteTracker(const Clock& clock = default_clock(),
+                        std::chrono::milliseconds max_hold = kDefaultMaxHold)
+      : clock_(clock), max_hold_(max_hold) {}
+
   // The newest resourceVersion a cache reflects: Informer::newest_resource_version.
   using NewestResourceVersion = std::function<std::string()>;
 
@@ -83,11 +93,15 @@ class WriteTracker {
     std::string object_key;
     std::string uid;
     std::uint64_t resource_version = 0;
+    Clock::TimePoint recorded_at;
   };
+  static const Clock& default_clock();
   // Drops the record of (cache, object_key) wherever it is; with `uid`, only a record of it.
   void drop(const ObjectStore* cache, std::string_view object_key,
             std::optional<std::string_view> uid = std::nullopt);
 
+  const Clock& clock_;
+  std::chrono::milliseconds max_hold_;
   std::unordered_map<const ObjectStore*, Cache> caches_;
   // By owner key: a handful of records (the owner and its children) per key.
   std::unordered_map<std::string, std::vector<Record>> records_;

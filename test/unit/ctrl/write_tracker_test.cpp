@@ -35,9 +35,10 @@ struct FakeCache {
 };
 
 struct Fixture {
+  FakeClock clock;
   FakeCache apps;
   FakeCache deployments;
-  WriteTracker tracker;
+  WriteTracker tracker{clock};
   Fixture() {
     apps.newest = "100";
     deployments.newest = "100";
@@ -174,5 +175,19 @@ TEST_CASE("write tracker: resourceVersions that are not integers fail open", "[w
   f.tracker.record(f.apps.store, "ns/c", status);
   ObjectStore unknown;
   f.tracker.record(unknown, "ns/c", object("c", "200"));
+  CHECK(f.tracker.size() == 0);
+}
+
+TEST_CASE("write tracker: a cache that never observes the write holds its key 30 s at most",
+          "[write_tracker]") {
+  Fixture f;
+  f.tracker.record(f.apps.store, "ns/a", object("a", "105"));
+  f.clock.step(std::chrono::seconds(29));
+  CHECK(f.tracker.behind("ns/a"));  // still waiting: no bookmark, no event yet
+  f.tracker.record(f.apps.store, "ns/a", object("a", "106"));  // a newer write starts it again
+  f.clock.step(std::chrono::seconds(29));
+  CHECK(f.tracker.behind("ns/a"));
+  f.clock.step(std::chrono::seconds(2));
+  CHECK_FALSE(f.tracker.behind("ns/a"));  // fail open
   CHECK(f.tracker.size() == 0);
 }
