@@ -27,6 +27,7 @@ RUN apt-get update \
 WORKDIR /src
 # Only what the operator target needs, so edits to tests or docs keep the compile layer cached.
 COPY CMakeLists.txt ./
+COPY cmake/ cmake/
 COPY --from=rooms /rooms.md docs/architecture.md
 COPY src/ src/
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null \
