@@ -103,6 +103,27 @@ Informer& Manager::add_informer(Informer::Options options) {
   return *informers_.back();
 }
 
+Informer& Manager::informer(const Kind& kind, const std::string& label_selector,
+                            std::function<void(rapidjson::Document&)> transform) {
+  kube::ResourcePath collection = kind.collection();
+  if (kind.scope == Kind::Scope::namespaced && !options_.cache.ns.empty()) {
+    collection = collection.in_namespace(options_.cache.ns);
+  }
+  const std::string key = collection.path() + "?" + label_selector;
+  if (auto found = shared_informers_.find(key); found != shared_informers_.end()) {
+    return *found->second;
+  }
+  Informer::Options o;
+  o.collection = std::move(collection);
+  o.label_selector = label_selector;
+  o.page_size = options_.cache.page_size;
+  o.stream_lists = options_.cache.stream_lists;
+  o.transform = std::move(transform);
+  Informer& made = add_informer(std::move(o));
+  shared_informers_.emplace(key, &made);
+  return made;
+}
+
 Controller& Manager::add_controller(Controller::Options options, Reconciler& reconciler) {
   controllers_.push_back(std::make_unique<Controller>(io_.get_executor(), std::move(options),
                                                       reconciler, metrics_, clock_, random_));

@@ -2,14 +2,16 @@
 #pragma once
 
 // Room src/ctrl/: where a reader starts: the manager, the controller loop, the reconciler
-// contract and the write tracker (read your own writes). May use: src/ctrl/base/, src/ctrl/object/,
-// src/ctrl/metrics/, src/ctrl/queue/, src/ctrl/cache/, src/ctrl/leader/, src/ctrl/events/,
-// src/ctrl/serve/, src/kube/api/ (the Rooms table in docs/architecture.md).
+// contract, the write tracker (read your own writes) and the builder that wires a controller. May
+// use: src/ctrl/base/, src/ctrl/object/, src/ctrl/metrics/, src/ctrl/queue/, src/ctrl/cache/,
+// src/ctrl/leader/, src/ctrl/events/, src/ctrl/serve/, src/kube/api/, src/kube/core/ (the Rooms
+// table in docs/architecture.md).
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +21,7 @@
 #include "ctrl/cache/informer.h"
 #include "ctrl/controller.h"
 #include "ctrl/events/event_recorder.h"
+#include "ctrl/kind.h"
 #include "ctrl/leader/leader_election_config.h"
 #include "ctrl/leader/leader_elector.h"
 #include "ctrl/metrics/metrics_registry.h"
@@ -43,8 +46,17 @@ namespace ctrl {
 // servers) that throws or ends on its own starts the graceful shutdown above and exits 1.
 class Manager {
  public:
+  // How the informers made by informer() list and watch.
+  struct CacheOptions {
+    CacheOptions() = default;
+    std::string ns;  // namespaced kinds are cached in this namespace only; empty: all
+    std::int64_t page_size = 500;
+    bool stream_lists = true;  // Informer::Options::stream_lists
+  };
+
   struct Options {
     Options() = default;
+    CacheOptions cache;
     bool leader_elect = false;
     std::string leader_election_namespace;
     std::string leader_election_id;
@@ -72,6 +84,12 @@ class Manager {
 
   // Informers and controllers live as long as the manager; add them before run().
   Informer& add_informer(Informer::Options options);
+  // The shared cache, like controller-runtime's cache.GetInformer: the informer of `kind` with
+  // this label selector, made on first use with Options::cache (and `transform`, which the first
+  // call chooses); later calls with the same kind and selector return the same informer, so a
+  // reconciler reading a store and a builder watching it share one list and watch.
+  Informer& informer(const Kind& kind, const std::string& label_selector = {},
+                     std::function<void(rapidjson::Document&)> transform = nullptr);
   Controller& add_controller(Controller::Options options, Reconciler& reconciler);
   // The recorder is flushed at shutdown, and a failure of its sender ends the process. It must
   // outlive the manager's run().
@@ -129,6 +147,7 @@ class Manager {
   const Clock& clock_;
   Random& random_;
   std::vector<std::unique_ptr<Informer>> informers_;
+  std::map<std::string, Informer*> shared_informers_;  // informer(): by path and label selector
   std::vector<std::unique_ptr<Controller>> controllers_;
   std::vector<EventRecorder*> recorders_;
   std::vector<BackgroundTask> tasks_;

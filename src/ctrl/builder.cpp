@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ctrl/builder.h"
+
+#include <glog/logging.h>
+
+#include <utility>
+
+#include "ctrl/queue/work_queue.h"
+
+namespace ctrl {
+
+ControllerBuilder::ControllerBuilder(Manager& manager, Controller::Options options)
+    : manager_(manager), options_(std::move(options)) {}
+
+ControllerBuilder& ControllerBuilder::for_kind(const Kind& kind, Informer& primary,
+                                               Controller::Updates updates) {
+  CHECK(primary_ == nullptr) << "controller " << options_.name << ": for_kind() twice";
+  kind_ = kind;
+  primary_ = &primary;
+  updates_ = updates;
+  return *this;
+}
+
+ControllerBuilder& ControllerBuilder::owns(Informer& children) {
+  owned_.push_back(&children);
+  return *this;
+}
+
+ControllerBuilder& ControllerBuilder::watches(Informer& informer, Mapper map) {
+  watched_.emplace_back(&informer, std::move(map));
+  return *this;
+}
+
+Controller& ControllerBuilder::complete(Reconciler& reconciler) {
+  CHECK(primary_ != nullptr) << "controller " << options_.name << ": complete() before for_kind()";
+  if (options_.resync_period.count() > 0 && options_.resync_store == nullptr) {
+    options_.resync_store = &primary_->store();
+  }
+  Controller& controller = manager_.add_controller(options_, reconciler);
+  primary_->add_handler(controller.enqueue_self(updates_));
+  for (Informer* children : owned_) {
+    children->add_handler(
+        controller.enqueue_controller_owner(kind_.group(), kind_.kind, &primary_->store()));
+  }
+  for (auto& [informer, map] : watched_) {
+    informer->add_handler([&controller, map = std::move(map)](const StoreChange& change) {
+      const int priority = change.in_initial_list ? kLowPriority : 0;
+      for (const Request& request : map(change)) controller.queue().add(request.key(), priority);
+    });
+  }
+  return controller;
+}
+
+}  // namespace ctrl
