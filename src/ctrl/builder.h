@@ -10,6 +10,7 @@
 #include "ctrl/kind.h"
 #include "ctrl/manager.h"
 #include "ctrl/reconciler.h"
+#include "ctrl/write_tracker.h"
 
 namespace ctrl {
 
@@ -19,6 +20,7 @@ namespace ctrl {
 //       .for_kind(kAppService, apps)   // its changes queue the object's own key
 //       .owns(deployments)             // a child's changes queue its controller owner
 //       .watches(namespaces, map)      // anything else: `map` names the keys
+//       .reads_own_writes(tracker)     // hold keys back until the caches saw our writes
 //       .complete(reconciler);         // adds the controller to the manager
 //
 // The informers come from Manager::informer() (the shared cache), so the reconciler reads the same
@@ -41,6 +43,12 @@ class ControllerBuilder {
   ControllerBuilder& owns(Informer& children);
   // Any other informer: each change queues the keys `map` returns.
   ControllerBuilder& watches(Informer& informer, Mapper map);
+
+  // Read your own writes (KEP-5647, WriteTracker): the primary's and the owned and watched
+  // informers' caches are registered with `tracker`, into which the reconciler records its
+  // writes; a key whose caches have not yet observed its last write is held back and requeued.
+  // `tracker` must outlive the manager's run().
+  ControllerBuilder& reads_own_writes(WriteTracker& tracker);
 
   // Adds the controller with `reconciler` (which must outlive the manager's run()) and the
   // handlers above to the manager. CHECKs that for_kind() was called.

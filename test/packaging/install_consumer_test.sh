@@ -13,8 +13,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" || {
   cat "$tmp/install.log"; fail "cmake --install $build"; }
-for f in include/asop/ctrl/manager.h include/asop/ctrl/builder.h \
-         include/asop/kube/api/rest_client.h \
+for f in include/asop/ctrl/manager.h include/asop/ctrl/builder.h include/asop/ctrl/app/app.h \
+         include/asop/kube/api/rest_client.h lib/libasop_ctrl_app.a \
          lib/libasop_ctrl.a lib/libasop_kube_core.a lib/cmake/AsopRuntime/AsopRuntimeConfig.cmake \
          lib/cmake/AsopRuntime/AsopRuntimeConfigVersion.cmake; do
   [ -e "$tmp/prefix/$f" ] || fail "the install has no $f"
