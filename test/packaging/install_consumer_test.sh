@@ -23,7 +23,11 @@ domain=$(find "$tmp/prefix" -path '*/appservice/*' -o -name 'libasop_appservice*
 [ -z "$domain" ] || fail "the AppService domain was installed: $domain"
 
 launcher=()
-if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+# With ccache, paths relative to the temporary directory: the next run's build hits the cache.
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=$tmp CCACHE_NOHASHDIR=true
+fi
 generator=()
 if command -v ninja >/dev/null; then generator=(-G Ninja); fi
 cmake -S "$here/fixtures/consumer" -B "$tmp/consumer" "${generator[@]}" "${launcher[@]}" \

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// configmap-sync: copies every ConfigMap labelled configmap-sync.example.com/source=true into each
+// namespace labelled configmap-sync.example.com/sync=true, and keeps the copies equal to it.
+// Built only from the installed AsopRuntime package (docs/library.md).
+#include <string>
+
+#include "configmap_sync_reconciler.h"
+#include "ctrl/app/app.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: configmap-sync [flags]
+
+Copies each ConfigMap labelled configmap-sync.example.com/source=true into every namespace labelled
+configmap-sync.example.com/sync=true, puts back copies that are edited or deleted, and removes
+the copies when the source goes.
+
+Flags: the runtime's (docs/library.md): --kubeconfig, --context, --leader-elect,
+--metrics-bind-address, --health-probe-bind-address, --max-concurrent-reconciles, -v, ...
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace configmap_sync;
+  ctrl::App app({"configmap-sync", CONFIGMAP_SYNC_VERSION, kUsage, "configmap-sync.example.com"});
+  if (auto exit_code = app.init(argc, argv)) return *exit_code;
+
+  auto& sources = app.manager().informer(kConfigMap, std::string(kSourceLabel) + "=true");
+  auto& copies = app.manager().informer(kConfigMap, kCopyOfNameLabel);
+  auto& namespaces = app.manager().informer(kNamespace, std::string(kSyncLabel) + "=true");
+  ConfigMapSyncReconciler reconciler({&sources.store(), &copies.store(), &namespaces.store()},
+                                     app.client(), app.events());
+  app.controller("configmap-sync")
+      .for_kind(kConfigMap, sources)
+      .watches(copies, ConfigMapSyncReconciler::source_of_copy)
+      .watches(namespaces,
+               [&sources](const ctrl::StoreChange&) {  // a namespace asks, or stops
+                 std::vector<ctrl::Request> all;
+                 for (const auto& key : sources.store().keys())
+                   all.push_back(ctrl::Request::from_key(key));
+                 return all;
+               })
+      .complete(reconciler);
+  return app.run();
+}
