@@ -9,6 +9,7 @@
 # every copy (CopiesDeleted Event) and then the source itself goes.
 # ctest: timeout 600
 source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/../lib/out_of_tree.sh"
 cd "${ASOP_SOURCE_DIR:?}"
 build=$(dirname "${ASOP_BINARY:?}")
 tmp=$(mktemp -d)
@@ -26,21 +27,8 @@ cleanup() {
 trap cleanup EXIT
 
 # 1. Install, then build the example from the installed package only.
-cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" || {
-  cat "$tmp/install.log"; fail "cmake --install $build"; }
-launcher=()
-# With ccache, paths relative to the temporary directory: the next run's build hits the cache.
-if command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  export CCACHE_BASEDIR=$tmp CCACHE_NOHASHDIR=true
-fi
-generator=()
-if command -v ninja >/dev/null; then generator=(-G Ninja); fi
-cmake -S examples/configmap-sync -B "$tmp/build" "${generator[@]}" "${launcher[@]}" \
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$tmp/prefix" >"$tmp/configure.log" 2>&1 || {
-  cat "$tmp/configure.log"; fail "configuring examples/configmap-sync against the install"; }
-cmake --build "$tmp/build" >"$tmp/build.log" 2>&1 || {
-  cat "$tmp/build.log"; fail "building examples/configmap-sync against the install"; }
+install_runtime "$build" "$tmp/prefix"
+build_against "$tmp/prefix" examples/configmap-sync "$tmp/build"
 echo "ok: examples/configmap-sync built out of tree against the installed AsopRuntime"
 
 # 2. Run it: plain HTTP metrics and probes on free ports.
