@@ -3,7 +3,8 @@
 # unit.install_consumer BUILD_DIR: `cmake --install` of the build tree to a temporary prefix holds
 # the runtime's headers, static libraries and the AsopRuntime package, and not the AppService
 # domain; a one-file program (fixtures/consumer/) configures against it with
-# find_package(AsopRuntime), builds out of tree and runs.
+# find_package(AsopRuntime), builds out of tree and runs; so does the controller docs/library.md
+# writes from an empty directory (its cmake block and its cpp blocks), up to --version.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:?usage: install_consumer_test.sh BUILD_DIR}
@@ -28,3 +29,13 @@ want="AsopRuntime $(sed -n 's/^project(appservice-operator VERSION \([0-9.]*\).*
   "$here/../../CMakeLists.txt"): team-a/settings at /api/v1/namespaces/team-a/configmaps/settings"
 [ "$out" = "$want" ] || fail "the consumer printed '$out', want '$want'"
 echo "ok: installed, built out of tree with find_package(AsopRuntime), ran: $out"
+
+# docs/library.md's controller, from an empty directory.
+mkdir "$tmp/doc"
+awk '/^```cmake$/ {on = !done} /^```$/ {if (on) done = 1; on = 0; next} on && !/^```/' \
+  "$here/../../docs/library.md" >"$tmp/doc/CMakeLists.txt"
+awk '/^```cpp$/ {on = 1; next} /^```$/ {on = 0} on' "$here/../../docs/library.md" >"$tmp/doc/main.cpp"
+build_against "$tmp/prefix" "$tmp/doc" "$tmp/doc-build"
+out=$("$tmp/doc-build/my-controller" --version) || fail "docs/library.md's controller exited $?"
+[ "$out" = "my-controller 0.1.0" ] || fail "docs/library.md's controller printed '$out'"
+echo "ok: docs/library.md's controller builds from its own lines and runs: $out"
