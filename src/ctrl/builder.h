@@ -23,9 +23,11 @@ namespace ctrl {
 //       .reads_own_writes(tracker)     // hold keys back until the caches saw our writes
 //       .complete(reconciler);         // adds the controller to the manager
 //
-// The informers come from Manager::informer() (the shared cache), so the reconciler reads the same
-// stores the controller is fed from. complete() wires the handlers and returns the controller;
-// the manager starts it once the caches synced (and the Lease is won, with leader election).
+// The calls return the builder itself: chain them in one expression, as above (a reference to a
+// temporary builder must not be kept past it), or call them on a named one. The informers come from
+// Manager::informer() (the shared cache), so the reconciler reads the same stores the controller is
+// fed from. complete() wires the handlers and returns the controller; the manager starts it once
+// the caches synced (and the Lease is won, with leader election).
 class ControllerBuilder {
  public:
   // Keys a change of a watched object concerns (controller-runtime's handler.MapFunc).
