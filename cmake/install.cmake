@@ -38,6 +38,13 @@ endforeach()
 set_target_properties(asop_kube PROPERTIES EXPORT_NAME kube)
 set_target_properties(asop_third_party PROPERTIES EXPORT_NAME third_party)
 
+# A sanitizer build's archives call into the sanitizer runtimes: whatever links them must link those
+# too (test/run-all.sh runs unit.install_consumer in the Sanitize build as well).
+if(CMAKE_BUILD_TYPE STREQUAL "Sanitize")
+  target_link_options(asop_third_party INTERFACE
+                      $<INSTALL_INTERFACE:-fsanitize=address,undefined>)
+endif()
+
 install(TARGETS asop_third_party asop_kube ${asop_installed_rooms}
         EXPORT AsopRuntimeTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
