@@ -5,6 +5,8 @@
 
 #include "ctrl/builder.h"
 
+#include <rapidjson/document.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <catch2/catch.hpp>
@@ -144,4 +146,33 @@ TEST_CASE("builder: for_kind, owns and watches queue the keys they name", "[buil
   f.io.run_for(200ms);
   // "ns/a" from the primary and from its child, "ns/for-x" from the mapper; never "ns/zz".
   CHECK(reconciler.keys == std::set<std::string>{"ns/a", "ns/for-x"});
+}
+
+TEST_CASE("builder: reads_own_writes registers the caches it wires with the write tracker",
+          "[builder]") {
+  Fixture f;
+  ctrl::Manager manager(f.io, Fixture::options(), f.client, f.metrics, f.clock, f.random);
+  auto& primaries = manager.informer(kConfigMap, "role=primary");
+  auto& children = manager.informer(kConfigMap, "role=child");
+  auto written = [](const std::string& name, const std::string& rv) {
+    rapidjson::Document d;
+    d.Parse((R"({"metadata":{"namespace":"ns","name":")" + name + R"(","uid":"u-)" + name +
+             R"(","resourceVersion":")" + rv + R"("}})")
+                .c_str());
+    return d;
+  };
+  ctrl::WriteTracker tracker;
+  tracker.record(primaries.store(), "ns/a", written("a", "10"));
+  CHECK(tracker.size() == 0);  // a cache the tracker does not know: not recorded (fail open)
+  KeyRecorder reconciler(manager, 1);
+  ctrl::Controller::Options co;
+  co.name = "test";
+  ctrl::ControllerBuilder(manager, co)
+      .for_kind(kConfigMap, primaries)
+      .owns(children)
+      .reads_own_writes(tracker)
+      .complete(reconciler);
+  tracker.record(primaries.store(), "ns/a", written("a", "10"));
+  tracker.record(children.store(), "ns/a", written("child", "11"));
+  CHECK(tracker.size() == 2);
 }
