@@ -14,18 +14,14 @@
 # figures and the metric's counts.
 # ctest: processors 2
 # ctest: timeout 600
-source "$(dirname "$0")/lib/common.sh"
-cd "${ASOP_SOURCE_DIR:?}"
+# On a control plane of its own: its 300 rollouts would otherwise hold the shared
+# kube-controller-manager (20 QPS) and slow every other test's rollout behind them.
+source "$(dirname "$0")/faults/lib.sh"
 proxy_bin=${ASOP_SLOW_WATCH_PROXY:-$(dirname "${ASOP_BINARY:?}")/test/slow_watch_proxy}
 [ -x "$proxy_bin" ] || fail "no slow_watch_proxy at $proxy_bin (build the slow_watch_proxy target)"
-cp_dir=${ASOP_CONTROLPLANE_DIR:-$(dirname "$KUBECONFIG")}
-[ -f "$cp_dir/token" ] || fail "no admin token at $cp_dir/token (ASOP_CONTROLPLANE_DIR)"
-
 proxy_pid=""
-new_namespace ryw
-trap 'stop_all_operators; [ -z "$proxy_pid" ] || { kill -TERM "$proxy_pid" 2>/dev/null; wait "$proxy_pid" 2>/dev/null; }; kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true' EXIT
-kubectl apply -f crds/ >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+own_controlplane  # KUBECONFIG, namespace $ns; the EXIT trap stops the operators, proxy and all
+[ -f "$cp_dir/token" ] || fail "no admin token at $cp_dir/token"
 
 n=100
 delay_ms=1500
