@@ -154,6 +154,11 @@ got=$(jp deployment/clash '{.metadata.ownerReferences}|{.spec.template.spec.cont
 [ "$got" = "|nginx|" ] || fail "the stranger's deployment was touched: $got"
 eventually 60 value_is True cond edit Available
 eventually 60 value_is True cond legacy Available
+# Their rollouts reported done too: a late report of the Deployment controller (a loaded machine)
+# is a status change the operator rightly writes, not a write at rest.
+for a in edit legacy; do
+  eventually 120 value_is RolloutComplete jp appservice/$a '{.status.conditions[?(@.type=="Progressing")].reason}'
+done
 sleep_until() { while [ "$(date +%s)" -lt "$1" ]; do sleep 1; done; }
 writes_settled "$OP_METRICS_main"  # the conflict's Event is sent after its status
 w_before=$(writes "$OP_METRICS_main")
