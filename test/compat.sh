@@ -19,6 +19,7 @@ cd "$root"
 export PATH=$PATH:/usr/local/go/bin
 source test/controlplane/versions.sh
 source test/lib/suite.sh
+source test/lib/crd.sh
 minors=("$@")
 [ ${#minors[@]} -gt 0 ] || read -r -a minors <<<"$K8S_MINORS"
 for m in "${minors[@]}"; do
@@ -56,7 +57,7 @@ for m in "${minors[@]}"; do
       suite_fail "$m: server $server, kubectl $client, want $KUBERNETES_VERSION for both"
     fi
     kubectl apply -f crds/ >/dev/null
-    kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+    wait_established appservices.app.example.com
     expected=$(ctest --test-dir build -N -L e2e -E "$exclude" | sed -n 's/^Total Tests: //p')
     report=$(mktemp /tmp/asop-compat-junit.XXXXXX)
     rc=0

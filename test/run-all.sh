@@ -27,6 +27,7 @@ fi
 export PATH=$PATH:/usr/local/go/bin
 jobs=$(nproc)
 source test/lib/suite.sh
+source test/lib/crd.sh
 timings=()
 TIMES_OUT=$(mktemp /tmp/asop-times.XXXXXX)
 FAILURE_TAILS=$(mktemp /tmp/asop-failure-tails.XXXXXX)
@@ -159,7 +160,7 @@ if [ "${E2E:-1}" != 0 ]; then
     export KUBECONFIG=$cp_dir/kubeconfig ASOP_CONTROLPLANE_DIR=$cp_dir
     # Installed once here: tests running in parallel then only re-apply it, never race to create it.
     kubectl apply -f crds/ >/dev/null
-    kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+    wait_established appservices.app.example.com
 
     # The e2e tests mostly wait (for controllers, timeouts, backoffs): at 4 at once on 2 cores the
     # machine was 60% idle, at 8 it was busy and the section took half the time

@@ -24,6 +24,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 source "$root/test/lib/free_port.sh"
+source "$root/test/lib/crd.sh"
 
 counts=1000 ops=ours,peer out="" kubeconfig="" idle_s=60
 while [ $# -gt 0 ]; do
@@ -61,7 +62,7 @@ if [ -z "$kubeconfig" ]; then
 fi
 export KUBECONFIG=$kubeconfig
 kubectl apply -f "$root/crds/" >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 secs() { awk -v ms="$1" 'BEGIN {printf "%.2f", ms / 1000}'; }

@@ -20,6 +20,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 source "$root/test/lib/free_port.sh"
+source "$root/test/lib/crd.sh"
 
 counts=100,1000 sizes=0,1 rounds=3 rest=60 quiet=15 settle_max=600 timeout=1800 ops=ours,peer out="" kubeconfig="" raw=0
 restart=0 restart_idle=60
@@ -73,7 +74,7 @@ if [ -z "$kubeconfig" ]; then
 fi
 export KUBECONFIG=$kubeconfig
 kubectl apply -f "$root/crds/" >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 
 {
   echo "date: $(date -u +%FT%TZ)"

@@ -8,7 +8,7 @@ source "$here/lib/common.sh"
 root=${ASOP_SOURCE_DIR:-$(cd "$here/../.." && pwd)}
 
 kubectl apply -f "$root/crds/" >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 
 new_namespace crd-validation
 

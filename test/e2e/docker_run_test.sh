@@ -117,7 +117,7 @@ docker rm -f "$name" >/dev/null
 
 step "docker run with the kubeconfig reconciles the sample"
 kubectl apply -f crds/ >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 ns=docker-$RANDOM$RANDOM
 kubectl create namespace "$ns" >/dev/null
 metrics=$(free_port); health=$(free_port "$metrics")

@@ -102,7 +102,7 @@ release=asop rns=operators
 "$helm" install "$release" "$chart" --namespace "$rns" --create-namespace --wait --timeout 3m \
   >"$tmp/install.txt" || fail "helm install: $(cat "$tmp/install.txt")"
 cat "$tmp/install.txt"
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 kubectl -n "$rns" rollout status deployment/asop-appservice-operator --timeout=120s
 # The chart's RBAC is enough to run the operator: the binary under its ServiceAccount's token.
 sa_kubeconfig "$tmp/sa.kubeconfig" "$rns" asop-appservice-operator

@@ -34,7 +34,7 @@ trap cleanup EXIT
 
 step "install the CRD, the namespace and the RBAC from deploy/"
 kubectl apply -f crds/ -f deploy/base/namespace.yaml -f deploy/base/rbac.yaml
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 eventually 60 kubectl -n "$system" get serviceaccount "$sa"
 
 step "kubectl apply -k deploy/ (server dry run): accepted, and the pod meets the restricted Pod Security Standard"

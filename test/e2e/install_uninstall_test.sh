@@ -14,7 +14,7 @@ step() { echo "--- $*"; }
 
 step "kubectl apply -f dist/install.yaml"
 kubectl apply -f dist/install.yaml >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 kubectl -n appservice-system rollout status deployment/appservice-operator --timeout=120s >/dev/null
 [ "$(kubectl -n appservice-system get deployment appservice-operator -o jsonpath='{.metadata.labels.app\.kubernetes\.io/version}')" = \
   "$(sed -n 's/^project(appservice-operator VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)" ] ||

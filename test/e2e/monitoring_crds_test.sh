@@ -33,7 +33,7 @@ kubectl apply --server-side --force-conflicts -f "$po/example/prometheus-operato
   -f "$cm/deploy/crds/cert-manager.io_issuers.yaml" -f "$cm/deploy/crds/cert-manager.io_certificates.yaml" >/dev/null
 for crd in servicemonitors.monitoring.coreos.com prometheusrules.monitoring.coreos.com \
   issuers.cert-manager.io certificates.cert-manager.io; do
-  kubectl wait --for condition=Established "crd/$crd" --timeout=60s >/dev/null
+  wait_established "$crd"
 done
 
 # render OVERLAY: deploy/OVERLAY moved into $ns, without the Namespace

@@ -10,7 +10,7 @@ cd "${ASOP_SOURCE_DIR:?}"
 work=$(mktemp -d /tmp/asop-e2e-cert.XXXXXX)
 trap 'stop_all_operators; rm -rf "$work"; kubectl delete namespace "${ns:-none}" --wait=false >/dev/null 2>&1 || true' EXIT
 kubectl apply -f crds/ >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 ns=cert-$RANDOM$RANDOM
 kubectl create namespace "$ns" >/dev/null
 eventually 60 kubectl get serviceaccount default -n "$ns"

@@ -16,7 +16,7 @@ cleanup() {
 }
 trap cleanup EXIT
 kubectl apply -f crds/ >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 
 # Refuses Deployments in this namespace only, with a message that differs on every request.
 kubectl apply -f - >/dev/null <<YAML

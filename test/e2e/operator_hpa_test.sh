@@ -11,7 +11,7 @@ cd "${ASOP_SOURCE_DIR:?}"
 new_namespace hpa
 trap 'stop_all_operators; kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true' EXIT
 kubectl apply -f crds/ >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 jp() { kubectl -n "$ns" get "$1" -o jsonpath="$2"; }
 start_operator main --namespace "$ns"
 kubectl -n "$ns" apply -f - >/dev/null <<YAML

@@ -18,7 +18,7 @@ trap cleanup EXIT
 step() { echo "--- $*"; }
 
 kubectl apply -f crds/ -f deploy/base/namespace.yaml -f deploy/base/rbac.yaml >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 ns=imp-$RANDOM$RANDOM
 kubectl create namespace "$ns" >/dev/null
 eventually 60 kubectl get serviceaccount default -n "$ns"

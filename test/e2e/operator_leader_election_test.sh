@@ -8,7 +8,7 @@ cd "${ASOP_SOURCE_DIR:?}"
 ns=le-$RANDOM$RANDOM
 trap 'stop_all_operators; kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true' EXIT
 kubectl apply -f crds/ >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 kubectl create namespace "$ns" >/dev/null
 eventually 60 kubectl get serviceaccount default -n "$ns"
 

@@ -8,7 +8,7 @@ cd "${ASOP_SOURCE_DIR:?}"
 new_namespace lc
 trap 'stop_all_operators; kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true' EXIT
 kubectl apply -f crds/ >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 
 flags=(--namespace "$ns" --leader-elect --leader-election-namespace "$ns" --leader-election-id lc-test)
 leading() { has_metric "$1" '^leader_election_master_status{.*} 1$'; }

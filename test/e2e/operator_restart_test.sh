@@ -13,7 +13,7 @@ cd "${ASOP_SOURCE_DIR:?}"
 new_namespace rp
 trap 'stop_all_operators; kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true' EXIT
 kubectl apply -f crds/ >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 
 n=200
 # Named so the API server lists them in order; the edit goes to the last one, which a FIFO serves last.

@@ -16,7 +16,7 @@ unfinalize() {
 }
 trap 'stop_all_operators; unfinalize; kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true' EXIT
 kubectl apply -f crds/ >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 
 # The overlay's shard flags, per Deployment.
 rendered=$(kubectl kustomize deploy/shards)

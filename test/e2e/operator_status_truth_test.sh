@@ -20,7 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 kubectl apply -f crds/ >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 for n in "$ns" "$ns-quota" "$ns-psa"; do kubectl create namespace "$n" >/dev/null; done
 for n in "$ns" "$ns-quota" "$ns-psa"; do eventually 60 kubectl get serviceaccount default -n "$n"; done
 jp() { kubectl -n "$1" get "$2" -o jsonpath="$3"; }

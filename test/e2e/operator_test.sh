@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib/common.sh"
 cd "${ASOP_SOURCE_DIR:?}"
 trap 'stop_all_operators; rm -rf "${exec_dir:-}"; kubectl delete namespace "${ns:-none}" --wait=false >/dev/null 2>&1 || true' EXIT
 kubectl apply -f crds/ >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 ns=op-$RANDOM$RANDOM
 kubectl create namespace "$ns" >/dev/null
 eventually 60 kubectl get serviceaccount default -n "$ns"

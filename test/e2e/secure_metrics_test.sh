@@ -22,7 +22,7 @@ cleanup() {
 trap cleanup EXIT
 
 kubectl apply -f crds/ -f deploy/base/namespace.yaml -f deploy/base/rbac.yaml >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 eventually 60 kubectl -n appservice-system get serviceaccount appservice-operator
 kubectl -n "$ns" create serviceaccount scraper >/dev/null
 kubectl -n "$ns" create serviceaccount nobody >/dev/null

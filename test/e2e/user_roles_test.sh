@@ -12,7 +12,7 @@ other=$ns-other
 trap 'for n in "$ns" "$other"; do kubectl delete namespace "$n" --wait=false >/dev/null 2>&1 || true; done' EXIT
 kubectl create namespace "$other" >/dev/null
 kubectl apply -f crds/ -f deploy/base/rbac-users.yaml >/dev/null
-kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+wait_established appservices.app.example.com
 kubectl -n "$ns" create serviceaccount dev >/dev/null
 kubectl -n "$ns" create serviceaccount reader >/dev/null
 kubectl -n "$ns" create serviceaccount boss >/dev/null

@@ -16,7 +16,7 @@ own_controlplane() {
   bash test/controlplane/up.sh "$cp_dir" >/dev/null
   export KUBECONFIG=$cp_dir/kubeconfig
   kubectl apply -f crds/ >/dev/null
-  kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+  wait_established appservices.app.example.com
   ns=fault
   kubectl create namespace "$ns" >/dev/null
   eventually 60 kubectl get serviceaccount default -n "$ns"
@@ -27,7 +27,7 @@ own_controlplane() {
 shared_controlplane() {
   [ -f "$KUBECONFIG" ] || fail "KUBECONFIG must point at a running control plane"
   kubectl apply -f crds/ >/dev/null
-  kubectl wait --for condition=Established crd/appservices.app.example.com --timeout=60s >/dev/null
+  wait_established appservices.app.example.com
   new_namespace "$1"
   shared_ns=$ns
   trap cleanup EXIT

@@ -4,6 +4,7 @@ set -euo pipefail
 : "${KUBECONFIG:?KUBECONFIG must point at a running control plane (test/controlplane/up.sh)}"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../../lib/crd.sh"
 
 # require_docker: skips the test (exit 77, tagged "# ctest: may-skip") when there is no usable
 # Docker engine; with REQUIRE_DOCKER=1 (CI machines have an engine) that is a failure instead.
