@@ -106,11 +106,11 @@ std::optional<WriteTracker::Behind> WriteTracker::behind(const std::string& owne
   auto it = records_.find(owner_key);
   if (it == records_.end()) return std::nullopt;
   std::optional<Behind> found;
-  // Copied: drop() edits the records.
-  const std::vector<Record> records = it->second;
-  for (const auto& r : records) {
+  auto& records = it->second;
+  // Records this check settles go in place (no copy of the vector on every reconcile).
+  std::erase_if(records, [&](const Record& r) {
     auto cache = caches_.find(r.cache);
-    if (cache == caches_.end()) continue;
+    if (cache == caches_.end()) return false;
     const std::string observed = cache->second.newest ? cache->second.newest() : std::string();
     const auto newest = resource_version_number(observed);
     bool stale = newest && *newest < r.resource_version;
@@ -122,13 +122,19 @@ std::optional<WriteTracker::Behind> WriteTracker::behind(const std::string& owne
     }
     // Held long enough: the cache may never see this write (fail open).
     if (stale && clock_.now() - r.recorded_at > max_hold_) stale = false;
-    if (!stale) {
-      // Caught up (or not comparable: fail open); nothing more to wait for from this write.
-      drop(r.cache, r.object_key);
-      continue;
+    if (stale) {
+      if (!found) found = Behind{cache->second.name, r.object_key, r.resource_version, observed};
+      return false;
     }
-    if (!found) found = Behind{cache->second.name, r.object_key, r.resource_version, observed};
-  }
+    // Caught up (or not comparable: fail open); nothing more to wait for from this write.
+    auto by_key = owners_.find(r.cache);
+    if (by_key != owners_.end()) {
+      by_key->second.erase(r.object_key);
+      if (by_key->second.empty()) owners_.erase(by_key);
+    }
+    return true;
+  });
+  if (records.empty()) records_.erase(it);
   return found;
 }
 
