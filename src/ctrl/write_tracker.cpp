@@ -30,26 +30,23 @@ void WriteTracker::record(const ObjectStore& cache, const std::string& owner_key
   if (!rv) return;  // not comparable: fail open
   const std::string object_key = ctrl::object_key(written);
   const std::string uid(meta_uid(written));
-  {
-    auto& by_key = owners_[&cache];
-    auto owner = by_key.find(object_key);
-    if (owner != by_key.end() && owner->second != owner_key) {
-      drop(&cache, object_key);  // another owner's reconcile wrote it last: one record per object
-    }
-  }
+  // The last finalizer of an object being deleted is gone: the server deletes it now, and its
+  // answer carries the resourceVersion the cache may already hold.
+  const bool deleting = meta_being_deleted(written) && meta_finalizers(written).empty();
   auto& records = records_[owner_key];
   for (auto& r : records) {
     if (r.cache != &cache || r.object_key != object_key) continue;
     // A newer write of the same object, or the first of its successor (another uid).
-    if (r.uid != uid || *rv > r.resource_version) {
+    if (r.uid != uid || *rv > r.resource_version || (deleting && !r.deleting)) {
       r.uid = uid;
       r.resource_version = *rv;
+      r.deleting = deleting;
       r.recorded_at = clock_.now();
     }
     return;
   }
-  records.push_back(Record{&cache, object_key, uid, *rv, clock_.now()});
-  owners_[&cache][object_key] = owner_key;
+  records.push_back(Record{&cache, object_key, uid, *rv, deleting, clock_.now()});
+  owners_[&cache][object_key].push_back(owner_key);
 }
 
 void WriteTracker::forget(const ObjectStore& cache, const std::string& object_key) {
@@ -59,12 +56,7 @@ void WriteTracker::forget(const ObjectStore& cache, const std::string& object_ke
 void WriteTracker::forget_owner(const std::string& owner_key) {
   auto it = records_.find(owner_key);
   if (it == records_.end()) return;
-  for (const auto& r : it->second) {
-    auto by_key = owners_.find(r.cache);
-    if (by_key == owners_.end()) continue;
-    by_key->second.erase(r.object_key);
-    if (by_key->second.empty()) owners_.erase(by_key);
-  }
+  for (const auto& r : it->second) unlink(r.cache, r.object_key, owner_key);
   records_.erase(it);
 }
 
@@ -82,24 +74,54 @@ Informer::Handler WriteTracker::forget_deleted(const ObjectStore& cache) {
   };
 }
 
+void WriteTracker::unlink(const ObjectStore* cache, const std::string& object_key,
+                          const std::string& owner_key) {
+  auto by_key = owners_.find(cache);
+  if (by_key == owners_.end()) return;
+  auto owners = by_key->second.find(object_key);
+  if (owners == by_key->second.end()) return;
+  std::erase(owners->second, owner_key);
+  if (owners->second.empty()) by_key->second.erase(owners);
+  if (by_key->second.empty()) owners_.erase(by_key);
+}
+
 void WriteTracker::drop(const ObjectStore* cache, std::string_view object_key,
                         std::optional<std::string_view> uid) {
   auto by_key = owners_.find(cache);
   if (by_key == owners_.end()) return;
-  auto owner = by_key->second.find(std::string(object_key));
-  if (owner == by_key->second.end()) return;
-  auto it = records_.find(owner->second);
-  if (it != records_.end()) {
+  auto owners = by_key->second.find(std::string(object_key));
+  if (owners == by_key->second.end()) return;
+  // Every key that wrote the object: its record goes, unless it is a successor's (another uid).
+  std::erase_if(owners->second, [&](const std::string& owner_key) {
+    auto it = records_.find(owner_key);
+    if (it == records_.end()) return true;
     auto& records = it->second;
     auto r = std::find_if(records.begin(), records.end(), [&](const Record& r) {
       return r.cache == cache && r.object_key == object_key;
     });
-    if (r != records.end() && uid && r->uid != *uid) return;  // a successor's record stays
-    if (r != records.end()) records.erase(r);
+    if (r == records.end()) return true;
+    if (uid && r->uid != *uid) return false;  // a successor's record stays
+    records.erase(r);
     if (records.empty()) records_.erase(it);
-  }
-  by_key->second.erase(owner);
+    return true;
+  });
+  if (owners->second.empty()) by_key->second.erase(owners);
   if (by_key->second.empty()) owners_.erase(by_key);
+}
+
+bool WriteTracker::stale(const Record& r, const Cache& cache, std::string& observed) const {
+  observed = cache.newest ? cache.newest() : std::string();
+  if (r.deleting) {
+    // Caught up once the object written (that uid) has left the cache.
+    auto cached = r.cache->get(r.object_key);
+    return cached && meta_uid(*cached) == r.uid;
+  }
+  const auto newest = resource_version_number(observed);
+  if (!newest || *newest >= r.resource_version) return false;  // caught up, or fail open
+  // The cache holds another object of that name: the one written was deleted and recreated (or
+  // the write was never the cache's to see). Its record says nothing about this one.
+  auto cached = r.cache->get(r.object_key);
+  return !(cached && meta_uid(*cached) != r.uid);
 }
 
 std::optional<WriteTracker::Behind> WriteTracker::behind(const std::string& owner_key) {
@@ -111,27 +133,13 @@ std::optional<WriteTracker::Behind> WriteTracker::behind(const std::string& owne
   std::erase_if(records, [&](const Record& r) {
     auto cache = caches_.find(r.cache);
     if (cache == caches_.end()) return false;
-    const std::string observed = cache->second.newest ? cache->second.newest() : std::string();
-    const auto newest = resource_version_number(observed);
-    bool stale = newest && *newest < r.resource_version;
-    if (stale) {
-      // The cache holds another object of that name: the one written was deleted and recreated
-      // (or the write was never the cache's to see). Its record says nothing about this one.
-      auto cached = r.cache->get(r.object_key);
-      if (cached && meta_uid(*cached) != r.uid) stale = false;
-    }
+    std::string observed;
     // Held long enough: the cache may never see this write (fail open).
-    if (stale && clock_.now() - r.recorded_at > max_hold_) stale = false;
-    if (stale) {
+    if (stale(r, cache->second, observed) && clock_.now() - r.recorded_at <= max_hold_) {
       if (!found) found = Behind{cache->second.name, r.object_key, r.resource_version, observed};
       return false;
     }
-    // Caught up (or not comparable: fail open); nothing more to wait for from this write.
-    auto by_key = owners_.find(r.cache);
-    if (by_key != owners_.end()) {
-      by_key->second.erase(r.object_key);
-      if (by_key->second.empty()) owners_.erase(by_key);
-    }
+    unlink(r.cache, r.object_key, owner_key);  // caught up: nothing more to wait for
     return true;
   });
   if (records.empty()) records_.erase(it);

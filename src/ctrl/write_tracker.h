@@ -32,6 +32,10 @@ namespace ctrl {
 // not one holds nothing back. A record goes when the cache has caught up with it, when the
 // object's deletion reaches that cache (`deleted`, which `forget_deleted` hands to an informer),
 // when the write was a DELETE (`forget`), and when the owner itself is deleted (`forget_owner`).
+// A write that ends in the object's deletion (it removed the last finalizer of an object being
+// deleted) is answered with the resourceVersion the cache already holds: its record holds the
+// key back until that object (that uid) is gone from the cache. Records are per key: when several
+// keys write one object (a shared registry), each is held until the cache has its own write.
 // A record is for one uid: once the cache holds an object of that name with another uid (it was
 // recreated), the predecessor's record holds nothing back. A record older than `max_hold` holds
 // nothing back either: a cache that never observes a write (no bookmarks, no other events for
@@ -93,20 +97,28 @@ class WriteTracker {
     std::string object_key;
     std::string uid;
     std::uint64_t resource_version = 0;
+    // The write ended in the object's deletion: caught up once the cache no longer holds it.
+    bool deleting = false;
     Clock::TimePoint recorded_at;
   };
   static const Clock& default_clock();
-  // Drops the record of (cache, object_key) wherever it is; with `uid`, only a record of it.
+  // Drops every key's record of (cache, object_key); with `uid`, only records of it.
   void drop(const ObjectStore* cache, std::string_view object_key,
             std::optional<std::string_view> uid = std::nullopt);
+  // Removes `owner_key` from the keys that hold a record of (cache, object_key).
+  void unlink(const ObjectStore* cache, const std::string& object_key,
+              const std::string& owner_key);
+  // Whether the cache has not yet observed the write `r` records.
+  bool stale(const Record& r, const Cache& cache, std::string& observed) const;
 
   const Clock& clock_;
   std::chrono::milliseconds max_hold_;
   std::unordered_map<const ObjectStore*, Cache> caches_;
   // By owner key: a handful of records (the owner and its children) per key.
   std::unordered_map<std::string, std::vector<Record>> records_;
-  // (cache, object key) -> owner key, so a deletion seen in a cache finds its record.
-  std::unordered_map<const ObjectStore*, std::unordered_map<std::string, std::string>> owners_;
+  // (cache, object key) -> the keys with a record of it, so a deletion seen in a cache finds them.
+  std::unordered_map<const ObjectStore*, std::unordered_map<std::string, std::vector<std::string>>>
+      owners_;
 };
 
 }  // namespace ctrl

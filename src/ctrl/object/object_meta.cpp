@@ -38,6 +38,25 @@ std::string_view meta_resource_version(const rapidjson::Value& object) {
   return meta_string(object, "resourceVersion");
 }
 
+bool meta_being_deleted(const rapidjson::Value& object) {
+  const auto* meta = metadata(object);
+  if (!meta) return false;
+  auto it = meta->FindMember("deletionTimestamp");
+  return it != meta->MemberEnd() && !it->value.IsNull();
+}
+
+std::vector<std::string> meta_finalizers(const rapidjson::Value& object) {
+  std::vector<std::string> out;
+  const auto* meta = metadata(object);
+  if (!meta) return out;
+  auto it = meta->FindMember("finalizers");
+  if (it == meta->MemberEnd() || !it->value.IsArray()) return out;
+  for (const auto& f : it->value.GetArray()) {
+    if (f.IsString()) out.emplace_back(f.GetString(), f.GetStringLength());
+  }
+  return out;
+}
+
 std::optional<std::uint64_t> resource_version_number(std::string_view resource_version) {
   // Digits only, no sign, no leading zero (a canonical decimal), at most 20 of them.
   if (resource_version.empty() || resource_version.size() > 20) return std::nullopt;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ctrl {
 
@@ -21,6 +22,10 @@ std::string_view meta_namespace(const rapidjson::Value& object);
 std::string_view meta_name(const rapidjson::Value& object);
 std::string_view meta_uid(const rapidjson::Value& object);
 std::string_view meta_resource_version(const rapidjson::Value& object);
+// metadata.deletionTimestamp is set: the object is being deleted (finalizers hold it).
+bool meta_being_deleted(const rapidjson::Value& object);
+// metadata.finalizers; other items skipped.
+std::vector<std::string> meta_finalizers(const rapidjson::Value& object);
 
 // A resourceVersion as the unsigned integer it is: Kubernetes 1.35+ guarantees resourceVersions
 // are decimal integers that compare in the order the writes happened (KEP-5504). nullopt for an

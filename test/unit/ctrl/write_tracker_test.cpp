@@ -191,3 +191,76 @@ TEST_CASE("write tracker: a cache that never observes the write holds its key 30
   CHECK_FALSE(f.tracker.behind("ns/a"));  // fail open
   CHECK(f.tracker.size() == 0);
 }
+
+namespace {
+
+// The object a PATCH that removed its last finalizer returns: being deleted, no finalizers, and
+// the resourceVersion of the update that set deletionTimestamp (the one the cache already holds).
+rapidjson::Document finalized(const std::string& name, const std::string& rv) {
+  rapidjson::Document doc;
+  doc.Parse((R"({"metadata":{"namespace":"ns","name":")" + name +
+             R"(","uid":"uid-1","resourceVersion":")" + rv +
+             R"(","deletionTimestamp":"2026-12-07T10:00:00Z","finalizers":[]}})")
+                .c_str());
+  return doc;
+}
+
+}  // namespace
+
+TEST_CASE("write tracker: a write that ends in deletion holds its key until the object is gone",
+          "[write_tracker]") {
+  Fixture f;
+  // The watch brought MODIFIED at rv 120 (deletionTimestamp set, our finalizer still on it).
+  f.apps.holds(object("a", "120"));
+  f.apps.newest = "120";
+  // Our PATCH removed the last finalizer: the server deletes the object and answers rv 120.
+  f.tracker.record(f.apps.store, "ns/a", finalized("a", "120"));
+  auto behind = f.tracker.behind("ns/a");
+  REQUIRE(behind);  // the cache still shows the finalizer: a reconcile now would clean up again
+  CHECK(behind->written == 120);
+  f.apps.newest = "121";  // another object's event: still the same object in the cache
+  CHECK(f.tracker.behind("ns/a"));
+  // DELETED at rv 122 reaches the cache: the object leaves it.
+  f.apps.store.apply(informer::Delete{std::make_shared<rapidjson::Document>(object("a", "122"))});
+  CHECK_FALSE(f.tracker.behind("ns/a"));
+  CHECK(f.tracker.size() == 0);
+
+  // A successor of that name (another uid) does not wait for the predecessor's deletion.
+  f.tracker.record(f.apps.store, "ns/b", finalized("b", "130"));
+  f.apps.holds(object("b", "131", "uid-2"));
+  CHECK_FALSE(f.tracker.behind("ns/b"));
+  // Nor does a cache that never hears of it hold the key for good.
+  f.apps.holds(object("c", "140"));
+  f.tracker.record(f.apps.store, "ns/c", finalized("c", "140"));
+  f.clock.step(std::chrono::seconds(31));
+  CHECK_FALSE(f.tracker.behind("ns/c"));
+}
+
+TEST_CASE("write tracker: every key that wrote a shared object waits for its own write",
+          "[write_tracker]") {
+  Fixture f;
+  // Three keys add their entries to one registry object, one write each.
+  f.tracker.record(f.apps.store, "ns/one", object("registry", "201"));
+  f.tracker.record(f.apps.store, "ns/two", object("registry", "202"));
+  f.tracker.record(f.apps.store, "ns/three", object("registry", "203"));
+  CHECK(f.tracker.size() == 3);
+  f.apps.newest = "201";
+  CHECK_FALSE(f.tracker.behind("ns/one"));
+  auto two = f.tracker.behind("ns/two");
+  REQUIRE(two);  // its own write (202) is not in the cache yet, though the first is
+  CHECK(two->written == 202);
+  CHECK(f.tracker.behind("ns/three"));
+  f.apps.newest = "202";
+  CHECK_FALSE(f.tracker.behind("ns/two"));
+  CHECK(f.tracker.behind("ns/three"));
+  // The registry's deletion drops every key's record of it.
+  f.tracker.deleted(f.apps.store, object("registry", "204"));
+  CHECK(f.tracker.size() == 0);
+  CHECK_FALSE(f.tracker.behind("ns/three"));
+  // One key's owner gone: only its own record goes.
+  f.tracker.record(f.apps.store, "ns/one", object("registry", "301"));
+  f.tracker.record(f.apps.store, "ns/two", object("registry", "302"));
+  f.tracker.forget_owner("ns/one");
+  CHECK(f.tracker.size() == 1);
+  CHECK(f.tracker.behind("ns/two"));
+}
