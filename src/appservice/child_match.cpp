@@ -87,7 +87,54 @@ bool object_matches(const Value& desired, const Value& actual) {
   return true;
 }
 
+// subset's "no", explained: the path below `path` of the first desired field `actual` lacks. A
+// list item no live item holds is looked into against the live item at its index, if any (one
+// container, ports in order): the likeliest counterpart.
+std::string mismatch(const Value& desired, const Value& actual, Mode mode,
+                     const std::string& path) {
+  if (subset(desired, actual, mode)) return {};
+  if (mode == Mode::atomic || desired.IsObject() != actual.IsObject() ||
+      desired.IsArray() != actual.IsArray()) {
+    return path;
+  }
+  if (desired.IsObject()) {
+    for (const auto& m : desired.GetObject()) {
+      const std::string below = path + "." + std::string(view(m.name));
+      auto it = actual.FindMember(m.name);
+      if (it == actual.MemberEnd()) return below + " (absent)";
+      const Mode child = child_mode(view(m.name), mode);
+      if (!subset(m.value, it->value, child)) return mismatch(m.value, it->value, child, below);
+    }
+    return path;
+  }
+  if (desired.IsArray()) {
+    const auto live = actual.GetArray();
+    rapidjson::SizeType i = 0;
+    for (const Value& d : desired.GetArray()) {
+      const std::string below = path + "[" + std::to_string(i) + "]";
+      bool found = false;
+      for (const Value& x : live) found = found || subset(d, x, mode);
+      if (!found) return i < live.Size() ? mismatch(d, live[i], mode, below) : below + " (absent)";
+      ++i;
+    }
+  }
+  return path;
+}
+
 }  // namespace
+
+std::string child_difference(const rapidjson::Value& desired, const rapidjson::Value& actual) {
+  if (!desired.IsObject() || !actual.IsObject()) return "the object";
+  for (const char* field : {"metadata", "spec"}) {
+    auto d = desired.FindMember(field);
+    if (d == desired.MemberEnd()) continue;
+    auto a = actual.FindMember(field);
+    if (a == actual.MemberEnd()) return std::string(field) + " (absent)";
+    std::string where = mismatch(d->value, a->value, Mode::plain, field);
+    if (!where.empty()) return where;
+  }
+  return {};
+}
 
 bool deployment_matches(const rapidjson::Value& desired, const rapidjson::Value& actual) {
   return object_matches(desired, actual);

@@ -203,6 +203,60 @@ bool json_equal(const Value& a, const Value& b) {
   return a == b;  // RapidJSON compares arrays element-wise and objects as unordered maps
 }
 
+// A short scalar as the log shows it; objects, lists and messages are not shown.
+std::string shown(const Value* v) {
+  if (!v) return "(none)";
+  if (v->IsString()) {
+    if (v->GetStringLength() > 64) return "(text)";
+    return "\"" + std::string(v->GetString(), v->GetStringLength()) + "\"";
+  }
+  if (v->IsInt64()) return std::to_string(v->GetInt64());
+  if (v->IsBool()) return v->GetBool() ? "true" : "false";
+  if (v->IsNull()) return "null";
+  return "(value)";
+}
+
+// The first member of `to` that `from` lacks or holds otherwise (or that `from` has and `to` has
+// not), under `path`.
+std::string first_difference(const Value& from, const Value& to, const std::string& path,
+                             bool status_level) {
+  auto line = [&](const std::string& key, const Value* a, const Value* b) {
+    const std::string where = path + key;
+    if (key == "message" || key == "lastTransitionTime") return where;
+    return where + " " + shown(a) + " -> " + shown(b);
+  };
+  auto missing_ok = [&](std::string_view key, const Value& v) {
+    return status_level && is_count(key) && v.IsInt64() && v.GetInt64() == 0;
+  };
+  for (const auto& m : to.GetObject()) {
+    const std::string key(m.name.GetString(), m.name.GetStringLength());
+    auto it = from.FindMember(m.name);
+    if (it == from.MemberEnd()) {
+      if (missing_ok(key, m.value)) continue;
+      return line(key, nullptr, &m.value);
+    }
+    if (status_level && key == "conditions" && it->value.IsArray() && m.value.IsArray()) {
+      if (conditions_equal(it->value, m.value)) continue;
+      for (const Value& c : m.value.GetArray()) {
+        const std::string type = text(&c, "type");
+        auto old = std::find_if(it->value.Begin(), it->value.End(),
+                                [&](const Value& y) { return text(&y, "type") == type; });
+        if (old == it->value.End()) return "conditions[" + type + "] (new)";
+        if (!json_equal(*old, c) && old->IsObject() && c.IsObject()) {
+          return first_difference(*old, c, "conditions[" + type + "].", false);
+        }
+      }
+      return "conditions (a condition went)";
+    }
+    if (!json_equal(it->value, m.value)) return line(key, &it->value, &m.value);
+  }
+  for (const auto& m : from.GetObject()) {
+    const std::string key(m.name.GetString(), m.name.GetStringLength());
+    if (!to.HasMember(m.name) && !missing_ok(key, m.value)) return line(key, &m.value, nullptr);
+  }
+  return {};
+}
+
 }  // namespace
 
 AppServiceStatus compute_status(const StatusInputs& in) {
@@ -262,6 +316,11 @@ rapidjson::Document status_to_json(const AppServiceStatus& status) {
 bool status_equal(const rapidjson::Value& a, const rapidjson::Value& b) {
   if (!a.IsObject() || !b.IsObject()) return a == b;
   return objects_equal(a, b, true);
+}
+
+std::string status_difference(const rapidjson::Value& from, const rapidjson::Value& to) {
+  if (!from.IsObject() || !to.IsObject()) return "the whole status";
+  return first_difference(from, to, "", true);
 }
 
 }  // namespace appservice

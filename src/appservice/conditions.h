@@ -56,4 +56,9 @@ rapidjson::Document status_to_json(const AppServiceStatus& status);
 // missing count equal to 0. Use it to skip status writes that would change nothing.
 bool status_equal(const rapidjson::Value& a, const rapidjson::Value& b);
 
+// Where status `to` differs from `from` (status_equal said no), for the log line of the status
+// write: the first field that differs, with both values unless it is a message,
+// "conditions[Progressing].reason RollingOut -> RolloutComplete", "readyReplicas 0 -> 1".
+std::string status_difference(const rapidjson::Value& from, const rapidjson::Value& to);
+
 }  // namespace appservice

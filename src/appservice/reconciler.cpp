@@ -288,7 +288,6 @@ void AppServiceReconciler::deleted(const ctrl::ObjectStore* cache, const std::st
 
 asio::awaitable<ReconcileResult> AppServiceReconciler::add_finalizer(
     const rapidjson::Value& object, const AppService& app, const ctrl::ReconcileContext& ctx) {
-  auto api = client_for(ctx);  // carries this reconcile's deadline
   // Guarded by resourceVersion so a concurrent writer's finalizer list is never overwritten.
   std::string patch = R"([{"op":"test","path":"/metadata/resourceVersion","value":)" +
                       json_string(app.resource_version) + "},";
@@ -301,7 +300,8 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::add_finalizer(
         R"({"op":"add","path":"/metadata/finalizers","value":[)" + json_string(kFinalizer) + "]}]";
   }
   auto path = kAppServices.in_namespace(app.namespace_).named(app.name);
-  auto result = co_await api.patch(path, kube::PatchType::json, kube::JsonBody(patch));
+  auto w = writer(ctx, "adding finalizer " + std::string(kFinalizer));
+  auto result = co_await w.patch(path, kube::PatchType::json, kube::JsonBody(patch));
   if (!result) {
     if (result.error().is(kube::Errc::not_found)) co_return ReconcileResult::done();
     co_return ReconcileResult::error("adding finalizer: " + result.error().describe());
@@ -313,7 +313,6 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::add_finalizer(
 
 asio::awaitable<ReconcileResult> AppServiceReconciler::finalize(const AppService& app,
                                                                 const ctrl::ReconcileContext& ctx) {
-  auto api = client_for(ctx);  // carries this reconcile's deadline
   // The deletion's propagation policy, as the API server tells the garbage collector: orphan
   // (the GC removes the children's ownerReferences; we delete nothing), foreground (the owner
   // stays until its children are gone, so they go in foreground too, Pods first), or background.
@@ -346,7 +345,9 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::finalize(const AppService
   std::string patch = R"([{"op":"test","path":")" + at + R"(","value":)" + json_string(kFinalizer) +
                       R"(},{"op":"remove","path":")" + at + "\"}]";
   auto path = kAppServices.in_namespace(app.namespace_).named(app.name);
-  auto result = co_await api.patch(path, kube::PatchType::json, kube::JsonBody(patch));
+  auto w =
+      writer(ctx, "being deleted, children done: removing finalizer " + std::string(kFinalizer));
+  auto result = co_await w.patch(path, kube::PatchType::json, kube::JsonBody(patch));
   if (!result) {
     if (result.error().is(kube::Errc::not_found)) co_return ReconcileResult::done();
     co_return ReconcileResult::error("removing finalizer: " + result.error().describe());
@@ -391,7 +392,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
   // Applies the desired body with metadata.uid set: the API server refuses it (uid is immutable)
   // unless the object is still the one we checked, so a child deleted and recreated by someone
   // else in between is not taken over.
-  auto apply_with_uid = [&](std::string_view uid) {
+  auto apply_with_uid = [&](std::string_view uid, kube::RestClient& w) {
     rapidjson::Document body;
     body.CopyFrom(desired, body.GetAllocator());
     body["metadata"].AddMember(
@@ -399,7 +400,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
         rapidjson::Value(uid.data(), static_cast<rapidjson::SizeType>(uid.size()),
                          body.GetAllocator()),
         body.GetAllocator());
-    return api.apply(path, kube::JsonBody(body), kFieldManager);
+    return w.apply(path, kube::JsonBody(body), kFieldManager);
   };
 
   // The cache keeps only a summary of managedFields; an object read from the server has them all.
@@ -418,7 +419,8 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     // refuses an object of that name that exists (someone else's is refused, never taken over),
     // so our Apply entry owns every field from the start: a later apply can remove any of them
     // without first folding a create's Update entry into it (a write per child, issue 27).
-    auto created = co_await api.apply_create(path, desired, kFieldManager);
+    auto w = writer(ctx, what + " not in the cache: creating it");
+    auto created = co_await w.apply_create(path, desired, kFieldManager);
     if (created) {
       wrote(child.store, key, *created->body);
       LOG(INFO) << ctx.log_prefix << " created " << what;
@@ -486,7 +488,8 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     options.propagation_policy = "Background";
     options.precondition_uid = std::string(ctrl::meta_uid(*live));
     options.precondition_resource_version = std::string(ctrl::meta_resource_version(*live));
-    auto deleted = co_await api.delete_(path, options);
+    auto w = writer(ctx, "deleting " + what + " to recreate it: " + recreate);
+    auto deleted = co_await w.delete_(path, options);
     if (!deleted) {
       if (deleted.error().is(kube::Errc::not_found) || deleted.error().is(kube::Errc::conflict)) {
         out.retry_soon = true;
@@ -521,7 +524,8 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
       live = got->body;
     }
     if (auto patch = ctrl::upgrade_managed_fields_patch(*live, kFieldManager)) {
-      auto migrated = co_await api.patch(path, kube::PatchType::json, kube::JsonBody(*patch));
+      auto w = writer(ctx, "folding the Update entry of ours in " + what + " into our Apply entry");
+      auto migrated = co_await w.patch(path, kube::PatchType::json, kube::JsonBody(*patch));
       if (!migrated) co_return fail("Patch", "migrating field ownership of", migrated.error());
       wrote(child.store, key, *migrated->body);
       LOG(INFO) << ctx.log_prefix << " migrated field ownership of " << what
@@ -529,7 +533,10 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
       live = migrated->body;
     }
   }
-  auto applied = co_await apply_with_uid(ctrl::meta_uid(*live));
+  auto w =
+      writer(ctx, adopt ? "adopting " + what + ", an orphan with our labels"
+                        : what + " differs from the spec at " + child_difference(desired, *live));
+  auto applied = co_await apply_with_uid(ctrl::meta_uid(*live), w);
   if (!applied) co_return fail("Apply", "applying", applied.error());
   wrote(child.store, key, *applied->body);
   if (adopt) {
@@ -547,7 +554,6 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
 asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::remove_child(
     const Child& child, const AppService& app, std::string propagation,
     const ctrl::ReconcileContext& ctx) {
-  auto api = client_for(ctx);  // carries this reconcile's deadline
   Outcome out;
   const std::string key = app.namespace_ + "/" + app.name;
   const std::string what = std::string(child.kind) + " " + key;
@@ -561,8 +567,12 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::remove_chil
   // is refused and the next pass sees that it is not ours any more.
   options.precondition_uid = std::string(ctrl::meta_uid(*live));
   options.precondition_resource_version = std::string(ctrl::meta_resource_version(*live));
+  auto w = writer(ctx, app.being_deleted
+                           ? "the AppService is being deleted: deleting " + what +
+                                 " (propagation " + options.propagation_policy + ")"
+                           : "the spec needs no " + std::string(child.kind) + ": deleting " + what);
   auto deleted =
-      co_await api.delete_(child.path.in_namespace(app.namespace_).named(app.name), options);
+      co_await w.delete_(child.path.in_namespace(app.namespace_).named(app.name), options);
   if (!deleted) {
     if (deleted.error().is(kube::Errc::not_found)) co_return out;  // already gone: no event
     if (deleted.error().is(kube::Errc::conflict)) {
@@ -584,7 +594,6 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::remove_chil
 asio::awaitable<std::optional<kube::ApiError>> AppServiceReconciler::write_status(
     const rapidjson::Value& object, const AppService& app, const StatusInputs& inputs,
     const ctrl::ReconcileContext& ctx) {
-  auto api = client_for(ctx);  // carries this reconcile's deadline
   const AppServiceStatus computed = compute_status(inputs);
   announce_degraded(app, inputs.previous, computed);
   auto status = status_to_json(computed);
@@ -596,7 +605,8 @@ asio::awaitable<std::optional<kube::ApiError>> AppServiceReconciler::write_statu
   rapidjson::Document body(rapidjson::kObjectType);
   body.AddMember("status", rapidjson::Value(status, body.GetAllocator()), body.GetAllocator());
   auto path = kAppServices.in_namespace(app.namespace_).named(app.name).sub("status");
-  auto result = co_await api.patch(path, kube::PatchType::merge, kube::JsonBody(body));
+  auto w = writer(ctx, "status differs at " + status_difference(current, status));
+  auto result = co_await w.patch(path, kube::PatchType::merge, kube::JsonBody(body));
   if (!result) {
     if (result.error().is(kube::Errc::not_found)) co_return std::nullopt;
     LOG(WARNING) << ctx.log_prefix << " status update failed: " << result.error().describe();

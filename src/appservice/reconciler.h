@@ -103,6 +103,11 @@ class AppServiceReconciler final : public ctrl::Reconciler {
   kube::RestClient client_for(const ctrl::ReconcileContext& ctx) const {
     return ctx.deadline ? client_->with_deadline(*ctx.deadline) : *client_;
   }
+  // The client for one write of a reconcile: client_for's, with the write logged at -v=1 under the
+  // reconcile's anchors and `why` (kube::RestClient::logging_writes).
+  kube::RestClient writer(const ctrl::ReconcileContext& ctx, std::string why) const {
+    return client_for(ctx).logging_writes(ctx.log_prefix, std::move(why));
+  }
 
   // The Degraded condition last announced per AppService (namespace/name), with the uid it was
   // for; dropped when the AppService is gone.

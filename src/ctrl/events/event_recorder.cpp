@@ -210,9 +210,10 @@ awaitable<EventRecorder::Outcome> EventRecorder::send(EventWrite write,
     const kube::ResourcePath target = patch ? collection.named(event.name) : collection;
     const kube::WriteOptions options;
     std::string body = patch ? event_patch_body(event) : event_create_body(event, source_);
+    auto writer = client->logging_writes("event-recorder", "Event " + describe(event));
     auto request =
-        patch ? client->patch(target, kube::PatchType::strategic_merge, std::move(body), options)
-              : client->create(target, std::move(body), options);
+        patch ? writer.patch(target, kube::PatchType::strategic_merge, std::move(body), options)
+              : writer.create(target, std::move(body), options);
     auto res = co_await std::move(request);
     if (!*alive) co_return Outcome::failed;
     if (res.ok()) {

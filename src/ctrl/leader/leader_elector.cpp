@@ -133,7 +133,8 @@ awaitable<void> LeaderElector::try_acquire_or_renew() {
       meta.AddMember("namespace", rapidjson::Value(options_.lease_namespace, a), a);
       doc.AddMember("metadata", std::move(meta), a);
       decision.record.to_lease(doc, a);
-      written = co_await client_->create(collection_, kube::JsonBody(doc));
+      auto writer = client_->logging_writes("leader-election", "creating the Lease to lead");
+      written = co_await writer.create(collection_, kube::JsonBody(doc));
       break;
     }
     case Action::acquire:
@@ -144,7 +145,10 @@ awaitable<void> LeaderElector::try_acquire_or_renew() {
       rapidjson::Document doc;
       doc.CopyFrom(*lease, doc.GetAllocator());
       decision.record.to_lease(doc, doc.GetAllocator());
-      written = co_await client_->update(lease_, kube::JsonBody(doc));
+      auto writer = client_->logging_writes("leader-election", decision.action == Action::renew
+                                                                   ? "renewing the Lease"
+                                                                   : "acquiring the Lease");
+      written = co_await writer.update(lease_, kube::JsonBody(doc));
       break;
     }
   }
@@ -246,7 +250,8 @@ awaitable<bool> LeaderElector::release() {
     doc.CopyFrom(*got->body, doc.GetAllocator());
     LeaderElectorState::release_record(current, clock_.wall_now())
         .to_lease(doc, doc.GetAllocator());
-    auto put = co_await client_->update(lease_, kube::JsonBody(doc));
+    auto writer = client_->logging_writes("leader-election", "releasing the Lease on the way out");
+    auto put = co_await writer.update(lease_, kube::JsonBody(doc));
     if (put.ok()) {
       LOG(INFO) << "released leader lease " << key_ << " (" << identity() << ")";
       co_return true;

@@ -122,6 +122,13 @@ RestClient RestClient::with_deadline(std::chrono::steady_clock::time_point deadl
   return bounded;
 }
 
+RestClient RestClient::logging_writes(std::string context, std::string why) const {
+  RestClient logged(*this);
+  logged.log_context_ = std::move(context);
+  logged.log_why_ = std::move(why);
+  return logged;
+}
+
 UrlQuery RestClient::list_query(const ListOptions& options) {
   UrlQuery q;
   q.add_if("labelSelector", options.label_selector);
@@ -144,6 +151,14 @@ awaitable<Result<HttpResponse>> RestClient::send(http::verb method, std::string 
   req.deadline = deadline_;
   for (int retries = 0;; ++retries) {
     auto res = co_await transport_->send(req);
+    if (method != http::verb::get && VLOG_IS_ON(1)) {
+      // One line per write sent, whatever came of it: what a test that counts writes (the
+      // rest_client_requests_total metric) prints when the count is not what it wants.
+      VLOG(1) << log_context_ << (log_context_.empty() ? "" : " ")
+              << "write: " << http::to_string(method) << " " << req.target << " -> "
+              << (res ? std::to_string(res->status) : "error: " + res.error().describe())
+              << (log_why_.empty() ? "" : " (" + log_why_ + ")");
+    }
     if (!res) co_return std::move(res).error();
     if (res->status >= 200 && res->status <= 299) co_return std::move(*res);
     ApiError error = api_error_from_response(res->status, res->body, res->retry_after);

@@ -47,6 +47,14 @@ class RestClient {
   // there with Errc::timeout, and no Retry-After wait reaches past it. Cheap: share it by value.
   RestClient with_deadline(std::chrono::steady_clock::time_point deadline) const;
 
+  // A client on the same transport that says who writes and why: every request other than a GET
+  // (each try of it) is logged at VLOG(1) as one line, "CONTEXT write: VERB TARGET -> STATUS
+  // (WHY)", where CONTEXT is the caller's log anchors (a reconcile's "controller=... namespace=...
+  // name=... reconcileID=...", or a component's name) and WHY the caller's reason for the write.
+  // Writes of a client without them are logged too, without. Never the body (it may carry a
+  // token). Cheap: share it by value.
+  RestClient logging_writes(std::string context, std::string why) const;
+
   boost::asio::awaitable<Result<ApiResponse>> get(const ResourcePath& object);
 
   // One page. The response's metadata.continue is the next page's token.
@@ -120,6 +128,8 @@ class RestClient {
   std::shared_ptr<HttpTransport> transport_;
   int max_retries_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
+  std::string log_context_;  // logging_writes
+  std::string log_why_;
 };
 
 }  // namespace kube

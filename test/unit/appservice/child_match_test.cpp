@@ -233,3 +233,25 @@ TEST_CASE("match: a spec change is seen against the old child", "[appservice]") 
   app.spec.envs.pop_back();  // removing a field: subset comparison alone could not see it
   CHECK_FALSE(deployment_matches(desired_deployment(app), as_seen(old_child, cached)));
 }
+
+TEST_CASE("match: child_difference names the first field that differs, never a value",
+          "[appservice]") {
+  Document desired = desired_deployment(sample("clusterip-env.yaml"));
+  Document actual = server_deployment(desired);
+  CHECK(child_difference(desired, actual).empty());
+  actual["spec"]["replicas"] = 7;
+  CHECK(child_difference(desired, actual) == "spec.replicas");
+  actual = server_deployment(desired);
+  actual["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:latest";
+  CHECK(child_difference(desired, actual) == "spec.template.spec.containers[0].image");
+  actual = server_deployment(desired);
+  actual["metadata"].RemoveMember("labels");
+  CHECK(child_difference(desired, actual) == "metadata.labels (absent)");
+  actual = server_deployment(desired);
+  auto& env = actual["spec"]["template"]["spec"]["containers"][0]["env"];
+  REQUIRE(env.Size() >= 2);
+  env[0]["value"] = "secret-looking value";
+  const std::string where = child_difference(desired, actual);
+  CHECK(where.rfind("spec.template.spec.containers[0].env[0]", 0) == 0);
+  CHECK(where.find("secret") == std::string::npos);
+}

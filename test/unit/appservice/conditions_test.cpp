@@ -190,3 +190,24 @@ TEST_CASE("conditions: status_equal ignores order and absent zero counts", "[app
       "conditions":[{"type":"A","status":"True"},{"type":"B","status":"False"}]})")));
   INFO(to_json(a));
 }
+
+TEST_CASE("conditions: status_difference says what a status write changes", "[appservice]") {
+  auto a = parse_json(R"({"observedGeneration":1,"replicas":0,"selector":"s","conditions":[
+      {"type":"Progressing","status":"True","reason":"RollingOut","message":"0 of 1"},
+      {"type":"Available","status":"True","reason":"ScaledToZero","message":"m"}]})");
+  auto b = parse_json(R"({"observedGeneration":1,"replicas":0,"selector":"s","conditions":[
+      {"type":"Available","status":"True","reason":"ScaledToZero","message":"m"},
+      {"type":"Progressing","status":"True","reason":"RolloutComplete","message":"done"}]})");
+  CHECK(status_difference(a, b) ==
+        R"(conditions[Progressing].reason "RollingOut" -> "RolloutComplete")");
+  CHECK(status_difference(a, a).empty());
+  auto c = parse_json(R"({"observedGeneration":1,"replicas":1,"selector":"s","conditions":[
+      {"type":"Progressing","status":"True","reason":"RollingOut","message":"0 of 1"},
+      {"type":"Available","status":"True","reason":"ScaledToZero","message":"m"}]})");
+  CHECK(status_difference(a, c) == "replicas 0 -> 1");
+  auto d = parse_json(R"({"observedGeneration":1,"selector":"s","conditions":[
+      {"type":"Progressing","status":"True","reason":"RollingOut","message":"1 of 1"},
+      {"type":"Available","status":"True","reason":"ScaledToZero","message":"m"}]})");
+  CHECK(status_difference(a, d) == "conditions[Progressing].message");  // never its text
+  CHECK(status_difference(parse_json("{}"), a) == "observedGeneration (none) -> 1");
+}
