@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # A slow exec credential plugin does not stall the operator. The leader authenticates with a plugin
 # whose credential lasts 60 s; its refresh (run 2, due once half the lifetime is gone) sleeps 20 s.
-# Throughout that run the Lease's renewTime keeps advancing, /healthz answers within 1 s, the
-# operator keeps running, and an AppService created during the run converges. Prints the renewals
-# seen and the slowest /healthz.
+# Throughout that run the operator keeps what a user depends on: it keeps running and keeps the
+# Lease (same holder, never older than its lease duration: no standby could take over), the kubelet
+# would not restart it (never failureThreshold /healthz probes in a row over the probe's
+# timeoutSeconds, as deploy/base/operator.yaml sets them), and an AppService created during the run
+# converges. How often the Lease was renewed and how fast /healthz answered depend on the
+# machine's load: printed, not asserted.
 source "$(dirname "$0")/lib/common.sh"
 cd "${ASOP_SOURCE_DIR:?}"
 exec_dir=$(mktemp -d /tmp/asop-e2e-exec-slow.XXXXXX)
@@ -26,26 +29,49 @@ eventually 60 has_metric "$OP_METRICS_leader" '^leader_election_master_status{.*
 
 # The refresh starts about 30 s after start-up, in the background.
 eventually 90 grep -q '^start 2 ' "$log"
-renew_times() { kubectl get lease exec-le -n "$ns" -o jsonpath='{.spec.renewTime}'; }
+# holder renewTime leaseDurationSeconds
+lease() { kubectl get lease exec-le -n "$ns" -o jsonpath='{.spec.holderIdentity} {.spec.renewTime} {.spec.leaseDurationSeconds}'; }
+ms_of() { date -d "$1" +%s%3N; }
 kubectl apply -n "$ns" -f - >/dev/null <<YAML
 apiVersion: app.example.com/v1
 kind: AppService
 metadata: {name: during}
 spec: {size: 1, image: nginx:1.27}
 YAML
-renewals=()
-max_ms=0
+read -r holder last_renew lease_s < <(lease)
+[ -n "$holder" ] && [ -n "$lease_s" ] || fail "the Lease has no holder or duration: $(lease)"
+last_renew_ms=$(ms_of "$last_renew")
+renewals=0 max_gap_ms=0 probes=0 failed_probes=0 in_a_row=0 max_ms=0
 converged_during=no
 deadline=$(( $(date +%s) + sleep_s + 15 ))
 until grep -q '^end 2 ' "$log"; do
   [ "$(date +%s)" -lt "$deadline" ] || fail "the plugin's slow run did not end"
   kill -0 "$OP_PID_leader" 2>/dev/null || fail "the operator exited during the plugin run: $(tail -n 3 "$OP_LOG_DIR/leader.log")"
-  t=$(curl -fsS -o /dev/null --max-time 1 -w '%{time_total}' "127.0.0.1:$OP_HEALTH_leader/healthz") ||
-    fail "/healthz did not answer within 1 s during the plugin run"
+  # /healthz as the kubelet probes it (a probe every 0.5 s here, every periodSeconds there).
+  probes=$(( probes + 1 ))
+  if t=$(kubelet_probe "$OP_HEALTH_leader" /healthz); then
+    in_a_row=0
+  else
+    failed_probes=$(( failed_probes + 1 )) in_a_row=$(( in_a_row + 1 ))
+    [ "$in_a_row" -lt "$PROBE_FAILURE_THRESHOLD" ] ||
+      fail "/healthz failed $in_a_row probes in a row (timeout ${PROBE_TIMEOUT_S} s each) during the plugin run: the kubelet would restart the Pod"
+  fi
   ms=$(awk -v t="$t" 'BEGIN { printf "%d", t * 1000 }')
   [ "$ms" -le "$max_ms" ] || max_ms=$ms
-  r=$(renew_times)
-  if [ "${#renewals[@]}" = 0 ] || [ "${renewals[-1]}" != "$r" ]; then renewals+=("$r"); fi
+  if l=$(lease); then
+    read -r h r _ <<<"$l"
+    [ "$h" = "$holder" ] || fail "the Lease changed hands during the plugin run: $holder -> '$h'"
+    if [ "$r" != "$last_renew" ]; then
+      r_ms=$(ms_of "$r")
+      gap=$(( r_ms - last_renew_ms ))
+      [ "$gap" -le "$max_gap_ms" ] || max_gap_ms=$gap
+      renewals=$(( renewals + 1 )) last_renew=$r last_renew_ms=$r_ms
+    fi
+    # Past renewTime + leaseDurationSeconds a standby may take the Lease: that is losing it.
+    age=$(( $(date +%s%3N) - last_renew_ms ))
+    [ "$age" -lt $(( lease_s * 1000 )) ] && [ "$max_gap_ms" -lt $(( lease_s * 1000 )) ] ||
+      fail "the Lease lapsed during the plugin run: renewed last at $last_renew ($age ms ago), longest gap ${max_gap_ms} ms, lease ${lease_s} s"
+  fi
   if [ "$converged_during" = no ] && kubectl get deployment during -n "$ns" >/dev/null 2>&1; then
     converged_during=yes
   fi
@@ -53,9 +79,7 @@ until grep -q '^end 2 ' "$log"; do
 done
 read -r _ _ t_start < <(grep '^start 2 ' "$log")
 read -r _ _ t_end < <(grep '^end 2 ' "$log")
-echo "plugin refresh run: $(( t_end - t_start )) ms; Lease renewTime values seen during it: ${#renewals[@]}; slowest /healthz: ${max_ms} ms; AppService converged during the run: $converged_during"
-# The first value may predate the run; the leader renews every 2 s, so 20 s hold about 10.
-[ "${#renewals[@]}" -ge 6 ] || fail "the Lease was renewed only $(( ${#renewals[@]} - 1 )) times during the ${sleep_s} s plugin run: ${renewals[*]}"
+echo "plugin refresh run: $(( t_end - t_start )) ms; Lease renewed $renewals times during it (longest gap ${max_gap_ms} ms, lease ${lease_s} s, holder unchanged); /healthz: $probes probes, $failed_probes over ${PROBE_TIMEOUT_S} s or failed, slowest ${max_ms} ms; AppService converged during the run: $converged_during"
 [ "$converged_during" = yes ] || fail "the AppService created during the plugin run did not converge during it"
 kill -0 "$OP_PID_leader" 2>/dev/null || fail "the operator exited"
 has_metric "$OP_METRICS_leader" '^leader_election_master_status{.*} 1$' || fail "the operator lost the lease"

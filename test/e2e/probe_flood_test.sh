@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # The probe port survives a client that holds every connection slot: 500 connections opened and
 # held (some with half a request), then a loop that keeps opening more while the kubelet's probes
-# run. Every /healthz and /readyz answers 200 within a second; the operator keeps reconciling.
-# Prints the probes' latency under the flood.
+# run. The kubelet would neither restart the Pod nor take it out of its Service: no path fails
+# failureThreshold probes in a row (200 within the probe's timeoutSeconds, deploy/base/operator.yaml;
+# a single slow answer on a loaded machine is not a failure the kubelet acts on); the operator keeps
+# reconciling. Prints the probes' latency under the flood and how many were slow.
 source "$(dirname "$0")/lib/common.sh"
 cd "${ASOP_SOURCE_DIR:?}"
 new_namespace flood
@@ -37,18 +39,24 @@ done
 churn_pid=$!
 
 latencies=()
+declare -A in_a_row=([/healthz]=0 [/readyz]=0)
+failed=0
 for _ in $(seq 20); do
   for path in /healthz /readyz; do
-    out=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 1 "http://127.0.0.1:$port$path") ||
-      fail "$path did not answer within a second under the flood ($out)"
-    [ "${out%% *}" = 200 ] || fail "$path answered ${out%% *} under the flood"
-    latencies+=("${out#* }")
+    if t=$(kubelet_probe "$port" "$path"); then
+      in_a_row[$path]=0
+    else
+      failed=$(( failed + 1 )) in_a_row[$path]=$(( in_a_row[$path] + 1 ))
+      [ "${in_a_row[$path]}" -lt "$PROBE_FAILURE_THRESHOLD" ] ||
+        fail "$path failed ${in_a_row[$path]} probes in a row under the flood (200 within ${PROBE_TIMEOUT_S} s wanted): the kubelet would act"
+    fi
+    latencies+=("$t")
   done
 done
 sample_app | kubectl apply -n "$ns" -f - >/dev/null
 eventually 120 kubectl wait -n "$ns" appservice/nginx-app --for condition=Available --timeout=5s
 kill -0 "$OP_PID_flood" || fail "the operator died under the flood"
 sorted=$(printf '%s\n' "${latencies[@]}" | sort -n)
-echo "probe flood: $held connections held plus a reconnect loop; ${#latencies[@]} probes all 200," \
-  "latency median $(sed -n 20p <<<"$sorted")s, max $(tail -n 1 <<<"$sorted")s"
+echo "probe flood: $held connections held plus a reconnect loop; ${#latencies[@]} probes, $failed of them" \
+  "over ${PROBE_TIMEOUT_S} s or not 200, latency median $(sed -n 20p <<<"$sorted")s, max $(tail -n 1 <<<"$sorted")s"
 echo "PASS: probes survive a connection flood"

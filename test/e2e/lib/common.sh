@@ -89,6 +89,7 @@ sample_app() {
 # Every operator started here is stopped when the test exits (stop_all_operators in the trap).
 OP_LOG_DIR=${OP_LOG_DIR:-$(mktemp -d /tmp/asop-e2e-logs.XXXXXX)}
 OPERATOR_PIDS=()
+declare -A OP_LOG_BY_METRICS=()  # metrics port -> log file, for written
 start_operator() {
   launch_operator "$@"
   local health_var="OP_HEALTH_$1"
@@ -105,6 +106,7 @@ launch_operator() {
     "$@" >> "$OP_LOG_DIR/$name.log" 2>&1 &
   local pid=$!
   OPERATOR_PIDS+=("$pid")
+  OP_LOG_BY_METRICS[$metrics]=$OP_LOG_DIR/$name.log
   printf -v "OP_PID_$name" '%s' "$pid"
   printf -v "OP_METRICS_$name" '%s' "$metrics"
   printf -v "OP_HEALTH_$name" '%s' "$health"
@@ -140,6 +142,29 @@ stop_all_operators() {
   for pid in "${OPERATOR_PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
   for pid in "${OPERATOR_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
 }
+# liveness_probe FIELD DEFAULT: a field of the operator's livenessProbe in deploy/base/operator.yaml
+# (DEFAULT, the kubelet's, when it is not set): the kubelet restarts the Pod once failureThreshold
+# probes in a row failed, a probe failing when /healthz does not answer 200 within timeoutSeconds.
+liveness_probe() {
+  local v
+  v=$(awk -v f="$1" '
+    /^ *livenessProbe:/ { inside = 1; indent = match($0, /[^ ]/); next }
+    inside && match($0, /[^ ]/) <= indent { inside = 0 }
+    inside && $1 == f ":" { print $2; exit }' "$(dirname "${BASH_SOURCE[0]}")/../../../deploy/base/operator.yaml")
+  echo "${v:-$2}"
+}
+PROBE_TIMEOUT_S=$(liveness_probe timeoutSeconds 1)
+PROBE_FAILURE_THRESHOLD=$(liveness_probe failureThreshold 3)
+# kubelet_probe PORT PATH: one probe as the kubelet makes it: 0 when PATH answered 200 within
+# PROBE_TIMEOUT_S. Prints the seconds it took (the timeout when it did not answer).
+kubelet_probe() {
+  local out
+  out=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time "$PROBE_TIMEOUT_S" \
+    "http://127.0.0.1:$1$2") || { echo "$PROBE_TIMEOUT_S"; return 1; }
+  echo "${out#* }"
+  [ "${out%% *}" = 200 ]
+}
+
 # metrics PORT: the operator's /metrics text. Read whole before any grep: with pipefail,
 # `curl | grep -q` fails when grep stops reading early and curl gets SIGPIPE (curl exit 23).
 metrics() { curl -fsS "127.0.0.1:$1/metrics"; }
@@ -154,14 +179,35 @@ writes() {
   awk '/^rest_client_requests_total/ && !/method="GET"/ {s+=$NF} END {print s+0}' <<<"$body"
 }
 
+# log_lines PORT: how many lines the log of the operator on metrics PORT has now (for written).
+log_lines() { wc -l < "${OP_LOG_BY_METRICS[$1]:?no operator with metrics port $1}"; }
+# written PORT [FROM_LINE]: the writes the operator on metrics PORT logged (after line FROM_LINE of
+# its log), one a line: verb, path, answer and why (kube::RestClient::logging_writes, -v=1). What a
+# test that counts writes prints when the count is wrong; it says so when the operator does not
+# log its writes (run it with -v=1).
+written() {
+  local log=${OP_LOG_BY_METRICS[$1]:?no operator with metrics port $1} lines
+  lines=$(tail -n +"$(( ${2:-0} + 1 ))" "$log" | grep ' write: ' || true)
+  if [ -n "$lines" ]; then
+    echo "$(grep -c . <<<"$lines") writes the operator logged (${log##*/}), the last 40:"
+    tail -n 40 <<<"$lines" | sed 's/^/  /'
+  elif grep -q ' write: ' "$log"; then
+    echo "(${log##*/}: no write logged in that span)"
+  else
+    echo "(${log##*/}: no write logged at all: run the operator with -v=1 to see each write)"
+  fi
+}
+
 # writes_settled PORT: waits (deadline 60 s) until the operator's write count has not moved for
 # 5 s, so a measurement "at rest" does not count an Event or status write still on its way from
 # the change before it.
 writes_settled() {
-  local deadline=$(( $(date +%s) + 60 )) last now still=0
+  local deadline=$(( $(date +%s) + 60 )) last now still=0 from
+  from=$(log_lines "$1")
   last=$(writes "$1")
   while [ "$still" -lt 5 ]; do
-    [ "$(date +%s)" -lt "$deadline" ] || fail "writes did not settle within 60 s (port $1)"
+    [ "$(date +%s)" -lt "$deadline" ] ||
+      fail "writes did not settle within 60 s (port $1): $(written "$1" "$from")"
     sleep 1
     now=$(writes "$1")
     if [ "$now" = "$last" ]; then still=$((still + 1)); else still=0 last=$now; fi
