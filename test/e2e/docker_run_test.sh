@@ -145,8 +145,9 @@ docker stop -t 20 "$op" >/dev/null
 took=$(( $(date +%s) - start ))
 code=$(docker inspect -f '{{.State.ExitCode}}' "$op")
 docker logs --tail 3 "$op" 2>&1
-[ "$code" = 0 ] || fail "exit code $code after docker stop (took ${took}s)"
-[ "$took" -lt 20 ] || fail "docker stop took ${took}s: SIGTERM was not handled"
+# Exit code 0 is the proof that SIGTERM was handled: past the 20 s grace period Docker kills with
+# SIGKILL, exit code 137. How long the stop took is a figure (the docker CLI's own time included).
+[ "$code" = 0 ] || fail "exit code $code after docker stop (took ${took}s): SIGTERM was not handled within the grace period"
 echo "stopped in ${took}s with exit code 0"
 if [ ${#later[@]} -gt 0 ]; then
   printf 'FAIL: %s\n' "${later[@]}" >&2

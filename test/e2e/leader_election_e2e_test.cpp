@@ -168,13 +168,19 @@ TEST_CASE("two electors: one leads, release hands over in a retry period, a cras
             CHECK(leader.gauge() == 0);
             const auto max_retry_wait = std::chrono::duration_cast<std::chrono::milliseconds>(
                 config.retry_period * (1 + config.jitter_factor));
-            REQUIRE(co_await wait_for([&] { return standby.leading(); }, max_retry_wait + 3s));
+            // Unreleased, the lease (renewed at most a retry period before release_start) could
+            // not be taken before lease_duration - retry_period: a takeover sooner proves the
+            // release. How much sooner (the standby's next retry) depends on the machine's load:
+            // printed, not asserted.
+            const auto unreleased_earliest = std::chrono::duration_cast<std::chrono::milliseconds>(
+                config.lease_duration - config.retry_period);
+            REQUIRE(co_await wait_for([&] { return standby.leading(); }, unreleased_earliest));
             const auto release_takeover = SteadyClock::now() - release_start;
             std::cout << "leader election e2e: takeover after release: "
                       << seconds(release_takeover) << " s (retry period "
                       << seconds(config.retry_period) << " s, jitter " << config.jitter_factor
                       << ")\n";
-            CHECK(release_takeover < 5s);
+            CHECK(release_takeover < unreleased_earliest);
             REQUIRE(co_await wait_for([&] { return leader.finished; }, 5s));
             CHECK(leader.stopped == 0);  // a release is not a loss
             auto second = co_await read_lease(*admin, lease);
