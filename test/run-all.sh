@@ -94,7 +94,7 @@ cp_build_pid=""
 if [ "${E2E:-1}" != 0 ]; then
   # Its own process group (setsid), so cleanup can stop the go commands it started, too. The
   # benchmark's Go peer and helm (for the chart tests) are built with it, so no test builds them.
-  setsid bash -c 'bash test/controlplane/build.sh && bash test/bench/build.sh && bash test/tools/build-helm.sh' >"$cp_build_log" 2>&1 &
+  setsid bash -c 'bash test/controlplane/build.sh && bash test/bench/build.sh && bash test/tools/build-helm.sh && bash test/tools/build-lint-tools.sh' >"$cp_build_log" 2>&1 &
   cp_build_pid=$!
 fi
 cleanup() {

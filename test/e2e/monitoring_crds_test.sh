@@ -1,36 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # deploy/monitored and deploy/cert-managed against the real CRDs of the Prometheus Operator and
-# cert-manager, taken from their Go modules (pinned below, cached in the Go module cache like the
-# control plane's sources): both overlays, moved into a namespace of this test, pass a server-side
-# apply with strict field validation (a dry run: nothing is created), and a field the CRDs do not
-# know is refused, so the check has teeth. Then the ServiceMonitor's scrape identity
+# cert-manager, taken from their Go modules (pinned in test/lib/go_modules.sh, cached in the Go
+# module cache like the control plane's sources): both overlays, moved into a namespace of this
+# test, pass a server-side apply with strict field validation (a dry run: nothing is created), and
+# a field the CRDs do not know is refused, so the check has teeth. Then the ServiceMonitor's scrape identity
 # (deploy/monitoring/scraper.yaml) is applied for real: the token controller fills its Secret, and
 # the operator's secure /metrics answers that token with 200.
 source "$(dirname "$0")/lib/common.sh"
 cd "${ASOP_SOURCE_DIR:?}"
-PROMETHEUS_OPERATOR_VERSION=v0.89.0
-CERT_MANAGER_VERSION=v1.19.1
-export PATH=$PATH:/usr/local/go/bin
-command -v go >/dev/null || fail "Go is not installed (test/deps.sh installs it)"
+source test/lib/go_modules.sh
 new_namespace moncrd
 tmp=$(mktemp -d)
 trap 'stop_all_operators; kubectl delete clusterrolebinding "appservice-operator-metrics-scraper-$ns" --ignore-not-found >/dev/null 2>&1 || true; kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 
-# module_dir MODULE@VERSION: its source folder in the Go module cache (downloaded once).
-module_dir() {
-  local dir
-  dir=$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "$1" | jq -r '.Dir // empty')
-  [ -n "$dir" ] && [ -d "$dir" ] || fail "go mod download $1 gave no folder"
-  echo "$dir"
-}
-po=$(module_dir "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION")
-cm=$(module_dir "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION")
+po=$(prometheus_operator_crds) || fail "the Prometheus Operator's CRDs"
+cm=$(cert_manager_crds) || fail "cert-manager's CRDs"
 # Only the kinds the overlays use. Cluster-wide, and the same for every run: applied, never deleted
 # (another test of this run may be checking against them).
-kubectl apply --server-side --force-conflicts -f "$po/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml" \
-  -f "$po/example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml" \
-  -f "$cm/deploy/crds/cert-manager.io_issuers.yaml" -f "$cm/deploy/crds/cert-manager.io_certificates.yaml" >/dev/null
+kubectl apply --server-side --force-conflicts -f "$po/monitoring.coreos.com_servicemonitors.yaml" \
+  -f "$po/monitoring.coreos.com_prometheusrules.yaml" \
+  -f "$cm/cert-manager.io_issuers.yaml" -f "$cm/cert-manager.io_certificates.yaml" >/dev/null
 for crd in servicemonitors.monitoring.coreos.com prometheusrules.monitoring.coreos.com \
   issuers.cert-manager.io certificates.cert-manager.io; do
   wait_established "$crd"
