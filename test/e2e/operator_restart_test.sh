@@ -49,12 +49,12 @@ idle_after() {
 start_operator idle --namespace "$ns" --sync-period 20s -v 1
 eventually 120 idle_after "$OP_METRICS_idle" "$n"
 [ "$(writes "$OP_METRICS_idle")" = 0 ] ||
-  fail "a restart with nothing changed wrote $(writes "$OP_METRICS_idle") times"
+  fail "a restart with nothing changed wrote $(writes "$OP_METRICS_idle") times: $(written "$OP_METRICS_idle")"
 resynced() { grep -q "resync: queueing $n keys" "$OP_LOG_DIR/idle.log"; }
 eventually 60 resynced
 eventually 120 idle_after "$OP_METRICS_idle" $(( 2 * n ))
 [ "$(writes "$OP_METRICS_idle")" = 0 ] ||
-  fail "a resync with nothing changed wrote $(writes "$OP_METRICS_idle") times"
+  fail "a resync with nothing changed wrote $(writes "$OP_METRICS_idle") times: $(written "$OP_METRICS_idle")"
 echo "figures: restart and resync with nothing changed: $(reconciles "$OP_METRICS_idle") reconciles, 0 writes"
 stop_operator "$OP_PID_idle" || fail "the idle operator did not exit cleanly"
 

@@ -12,7 +12,7 @@ wait_established appservices.app.example.com
 ns=op-$RANDOM$RANDOM
 kubectl create namespace "$ns" >/dev/null
 eventually 60 kubectl get serviceaccount default -n "$ns"
-start_operator main --namespace "$ns"
+start_operator main --namespace "$ns" -v=1  # each write logged: printed if one comes at rest
 k() { kubectl -n "$ns" "$@"; }
 jp() { k get "$1" -o jsonpath="$2"; }
 cond() { jp "appservice/$1" "{.status.conditions[?(@.type==\"$2\")].status}"; }
@@ -83,9 +83,11 @@ eventually 60 value_is "1 1 $(jp appservice/nginx-app '{.metadata.generation}')"
   jp appservice/nginx-app '{.status.replicas} {.status.availableReplicas} {.status.observedGeneration}'
 rv_before=$(k get appservice/nginx-app deployment/nginx-app service/nginx-app -o jsonpath='{range .items[*]}{.metadata.resourceVersion} {end}')
 w_before=$(writes "$OP_METRICS_main")
+from=$(log_lines "$OP_METRICS_main")
 deadline=$(( $(date +%s) + 60 ))
 while [ "$(date +%s)" -lt "$deadline" ]; do
-  [ "$(writes "$OP_METRICS_main")" = "$w_before" ] || fail "operator wrote in steady state"
+  [ "$(writes "$OP_METRICS_main")" = "$w_before" ] ||
+    fail "operator wrote in steady state: $(written "$OP_METRICS_main" "$from")"
   sleep 5
 done
 rv_after=$(k get appservice/nginx-app deployment/nginx-app service/nginx-app -o jsonpath='{range .items[*]}{.metadata.resourceVersion} {end}')

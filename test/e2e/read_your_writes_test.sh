@@ -116,7 +116,8 @@ OP_KUBECONFIG=$slow_kubeconfig start_operator slow --namespace "$ns" -v 1
 [ "$(stale_holds "$OP_METRICS_slow")" = 0 ] || fail "the stale-cache metric does not start at 0"
 grep -q '^watch ' "$OP_LOG_DIR/proxy.log" || fail "the operator's watches do not pass the proxy"
 writes_settled "$OP_METRICS_slow"
-[ "$(writes "$OP_METRICS_slow")" = 0 ] || fail "a restart through the proxy wrote $(writes "$OP_METRICS_slow") times"
+[ "$(writes "$OP_METRICS_slow")" = 0 ] ||
+  fail "a restart through the proxy wrote $(writes "$OP_METRICS_slow") times: $(written "$OP_METRICS_slow")"
 bulk slow nginx:1.29
 slow_per_app=$per_app slow_holds=$holds
 

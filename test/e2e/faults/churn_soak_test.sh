@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.sh"
 shared_controlplane fault-churn
 objects=${SOAK_OBJECTS:-200} waves=${SOAK_WAVES:-3}
 per_wave=$(( (objects + waves - 1) / waves ))
-start_operator main --namespace "$ns"
+start_operator main --namespace "$ns" -v=1  # each write logged: printed if the writes do not settle
 pid=$OP_PID_main
 port=$OP_METRICS_main
 
@@ -43,13 +43,13 @@ for wave in $(seq "$waves"); do
   batch "$wave" nginx:1.28 | k apply -f - >/dev/null
   eventually 300 value_is "$per_wave" converged_count "$wave" nginx:1.28
   if [ "$wave" = "$waves" ]; then
-    eventually 60 at_rest "$port"
+    writes_settled "$port"
   fi
   k delete appservices -l "wave=$wave" --wait=false >/dev/null
   eventually 300 value_is 0 left "$wave"
   running "$pid" || fail "operator crashed in wave $wave"
   # Measured at rest, so every wave is compared in the same state: the wave's work all done.
-  eventually 60 at_rest "$port"
+  writes_settled "$port"
   rss_last=$(rss)
   [ "$wave" = 1 ] && rss_first=$rss_last
   echo "wave $wave: $per_wave AppServices created, updated, deleted; RSS $(( rss_last / 1024 )) KiB"
@@ -62,7 +62,7 @@ leaked=$(k get deployments,services -l app.kubernetes.io/managed-by=appservice-o
 panics=$(metric "$port" controller_runtime_reconcile_panics_total)
 [ "$panics" = 0 ] || fail "$panics reconciles threw"
 running "$pid" || fail "operator crashed"
-eventually 60 at_rest "$port"
+writes_settled "$port"
 growth_pct=$(( (rss_last - rss_first) * 100 / rss_first ))
 # ASan's allocator quarantines freed memory: its RSS says nothing about leaks (LeakSanitizer does).
 if ldd "$ASOP_BINARY" 2>/dev/null | grep libasan >/dev/null; then

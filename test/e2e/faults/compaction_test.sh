@@ -62,7 +62,7 @@ echo "AppService requests after the compaction: $streams streaming lists, $lists
 # the garbage collector delete them again) in a loop. (Until every informer relisted, one
 # recreation may slip through; the garbage collector removes it and the operator must then rest.)
 eventually 60 sh -c "! kubectl -n $ns get deployment gone1 && ! kubectl -n $ns get service gone1"
-eventually 60 at_rest "$OP_METRICS_main"
+writes_settled "$OP_METRICS_main"
 k get deployment gone1 >/dev/null 2>&1 && fail "gone1's Deployment was recreated"
 k get service gone1 >/dev/null 2>&1 && fail "gone1's Service was recreated"
 running "$pid" || fail "operator crashed"

@@ -126,9 +126,6 @@ metric() {
   awk -v n="$2" '$1 == n || index($1, n "{") == 1 {s += $NF; found = 1} END {if (!found) exit 1; print s}' <<<"$out" ||
     fail "metric $2 missing"
 }
-# at_rest PORT: the operator on metrics PORT makes no write for 5 s. An observation window, for
-# `eventually`: a hot loop never passes it.
-at_rest() { local w; w=$(writes "$1"); sleep 5; [ "$(writes "$1")" = "$w" ]; }
 # running PID: the process exists and is not a zombie (an exited child stays one until waited for).
 running() { [ -r "/proc/$1/status" ] && ! grep -q '^State:.*Z' "/proc/$1/status"; }
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }

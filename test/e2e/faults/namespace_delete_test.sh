@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 own_controlplane
 count=100 bound_s=180
-start_operator main
+start_operator main -v=1  # each write logged: printed if the writes do not settle
 for i in $(seq "$count"); do
   printf -- '---\napiVersion: app.example.com/v1\nkind: AppService\nmetadata: {name: app-%03d}\nspec: {size: 0, image: "nginx:1.27", ports: [{port: 80}]}\n' "$i"
 done | k apply -f - >/dev/null
@@ -23,8 +23,9 @@ kubectl delete namespace "$ns" --wait=false >/dev/null
 eventually "$bound_s" sh -c "! kubectl get namespace $ns"
 gone_ms=$(( $(now_ms) - start_ms ))
 running "$OP_PID_main" || fail "operator crashed"
-# Settle: nothing left for the operator to retry once the namespace is gone.
-sleep 5
+# Settle: nothing left for the operator to retry once the namespace is gone. A write count still for
+# 5 s, within a deadline (a hot loop never settles).
+writes_settled "$OP_METRICS_main"
 errors=$(( $(metric "$OP_METRICS_main" controller_runtime_reconcile_errors_total) - errors_before ))
 requests=$(( $(metric "$OP_METRICS_main" rest_client_requests_total) - requests_before ))
 refusals=$(grep -c 'is being terminated' "$OP_LOG_DIR/main.log" || true)
