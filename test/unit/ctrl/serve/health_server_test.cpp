@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ctrl/serve/health_server.h"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -410,14 +411,21 @@ TEST_CASE("a client holding every connection cannot lock the probes out", "[heal
         // The half-read connection was the oldest: it went first.
         auto ec = co_await half->read_until_closed(2s);
         CHECK((ec == asio::error::eof || ec == asio::error::connection_reset));
+        // Probes as the kubelet makes them (timeoutSeconds 1 s, failureThreshold 3, its defaults
+        // and deploy/base/operator.yaml's): every one answers 200, and never 3 in a row are late,
+        // which is when the kubelet would act; one late answer on a loaded machine is not.
+        int late_in_a_row = 0;
+        int most_late_in_a_row = 0;
         for (int i = 0; i < 10; ++i) {
           Client probe(io.get_executor());
           co_await probe.connect(port);
           const auto start = std::chrono::steady_clock::now();
           auto res = co_await probe.get("/healthz", http::verb::get, false);
           CHECK(res.result() == http::status::ok);
-          CHECK(std::chrono::steady_clock::now() - start < 1s);
+          late_in_a_row = std::chrono::steady_clock::now() - start < 1s ? 0 : late_in_a_row + 1;
+          most_late_in_a_row = std::max(most_late_in_a_row, late_in_a_row);
         }
+        CHECK(most_late_in_a_row < 3);
       }(),
       [&] { server.stop(); });
 }
