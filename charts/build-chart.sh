@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copies into the chart the files it shares with deploy/ and crds/, so there is one source for
 # each: the CRD, the alerting rules (the spec of deploy/monitoring/prometheusrule.yaml) and the
-# Grafana dashboard. test/packaging/chart_test.sh fails while a copy is stale, and compares what
+# Grafana dashboard. test/e2e/helm_chart_test.sh fails while a copy is stale, and compares what
 # the chart renders with what kustomize renders from deploy/.
 #   charts/build-chart.sh [CHART-DIR]    (default charts/appservice-operator)
 set -euo pipefail

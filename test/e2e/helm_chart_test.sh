@@ -61,7 +61,7 @@ compare every-switch "$tmp/k-all.yaml" "$tmp/h-all.yaml"
 # Values reach the manifests.
 cat >"$tmp/values.yaml" <<'YAML'
 image: {repository: registry.example/asop, tag: "1.2.3", pullPolicy: Always}
-replicaCount: 3
+replicaCount: 1
 priorityClassName: system-cluster-critical
 nodeSelector: {kubernetes.io/os: linux}
 tolerations: [{key: dedicated, operator: Equal, value: ops, effect: NoSchedule}]
@@ -77,7 +77,7 @@ YAML
 "$helm" template ops "$chart" --namespace ops -f "$tmp/values.yaml" >"$tmp/h-values.yaml"
 dep() { yq -r "select(.kind == \"Deployment\") | $1" "$tmp/h-values.yaml"; }
 [ "$(dep .metadata.name)" = ops-appservice-operator ] || fail "release name not in the object names: $(dep .metadata.name)"
-[ "$(dep .spec.replicas)" = 3 ] || fail "replicaCount"
+[ "$(dep .spec.replicas)" = 1 ] || fail "replicaCount"
 [ "$(dep '.spec.template.spec.containers[0].image')" = registry.example/asop:1.2.3 ] || fail "image"
 [ "$(dep '.spec.template.spec.containers[0].imagePullPolicy')" = Always ] || fail "pullPolicy"
 [ "$(dep .spec.template.spec.priorityClassName)" = system-cluster-critical ] || fail "priorityClassName"
