@@ -23,7 +23,9 @@ refused() {
     fail "helm install --set $1 was accepted"
   fi
   grep -F -- "$2" <<<"$out" >/dev/null || fail "helm install --set $1 failed without '$2': $out"
-  [ -z "$("$helm" list --namespace "$ns" --all --short)" ] || fail "a release is left after the refused --set $1"
+  # (helm 4 lists releases in any status by default)
+  out=$("$helm" list --namespace "$ns" --short) || fail "helm list: $out"
+  [ -z "$out" ] || fail "a release is left after the refused --set $1: $out"
   if out=$("$helm" template refused "$chart" --namespace "$ns" --set "$1" 2>&1); then
     fail "helm template --set $1 was accepted"
   fi

@@ -12,7 +12,8 @@ export PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "build-lint-tools.sh: Go is not installed" >&2; exit 1; }
 mkdir -p "$root.tmp"
 start=$(date +%s)
-GOBIN=$root.tmp CGO_ENABLED=0 nice go install -trimpath -ldflags "-s -w" \
+# kubeconform reports its version from main.version (`kubeconform -v`).
+GOBIN=$root.tmp CGO_ENABLED=0 nice go install -trimpath -ldflags "-s -w -X main.version=$KUBECONFORM_VERSION" \
   "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"
 # kube-score reports its version from main.version (`kube-score version`).
 GOBIN=$root.tmp CGO_ENABLED=0 nice go install -trimpath -ldflags "-s -w -X main.version=$KUBE_SCORE_VERSION" \
