@@ -38,6 +38,17 @@ std::string_view meta_resource_version(const rapidjson::Value& object) {
   return meta_string(object, "resourceVersion");
 }
 
+std::string_view meta_label(const rapidjson::Value& object, std::string_view key) {
+  const auto* meta = metadata(object);
+  if (!meta) return {};
+  auto labels = meta->FindMember("labels");
+  if (labels == meta->MemberEnd() || !labels->value.IsObject()) return {};
+  auto it = labels->value.FindMember(rapidjson::Value(
+      rapidjson::StringRef(key.data(), static_cast<rapidjson::SizeType>(key.size()))));
+  if (it == labels->value.MemberEnd() || !it->value.IsString()) return {};
+  return std::string_view(it->value.GetString(), it->value.GetStringLength());
+}
+
 bool meta_being_deleted(const rapidjson::Value& object) {
   const auto* meta = metadata(object);
   if (!meta) return false;

@@ -22,6 +22,8 @@ std::string_view meta_namespace(const rapidjson::Value& object);
 std::string_view meta_name(const rapidjson::Value& object);
 std::string_view meta_uid(const rapidjson::Value& object);
 std::string_view meta_resource_version(const rapidjson::Value& object);
+// metadata.labels[key]; empty when missing.
+std::string_view meta_label(const rapidjson::Value& object, std::string_view key);
 // metadata.deletionTimestamp is set: the object is being deleted (finalizers hold it).
 bool meta_being_deleted(const rapidjson::Value& object);
 // metadata.finalizers; other items skipped.
