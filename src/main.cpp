@@ -11,7 +11,6 @@
 #include "ctrl/app/app.h"
 #include "ctrl/kind.h"
 #include "ctrl/object/object_meta.h"
-#include "ctrl/write_tracker.h"
 
 namespace {
 
@@ -76,19 +75,14 @@ int main(int argc, char** argv) {
   appservice::register_condition_metrics(app.metrics(), apps.store());
 
   auto& events = app.events();
-  // Read your own writes (KEP-5647): every write of the reconciler is recorded against the cache
-  // of what it wrote, and a key is reconciled only once those caches have observed it.
-  ctrl::WriteTracker writes;
   appservice::AppServiceReconciler reconciler(
-      {&apps.store(), &deployments.store(), &services.store(), &writes}, app.client(), events,
-      app.clock());
+      {&apps.store(), &deployments.store(), &services.store()}, events, app.clock());
   // Owners outside this process's cache (another shard's) are not ours to reconcile: owns() only
   // queues owners in the AppService cache.
   app.controller("appservice")
       .for_kind(app_service, apps, ctrl::Controller::Updates::skip_status_only)
       .owns(deployments)
       .owns(services)
-      .reads_own_writes(writes)
       .complete(reconciler);
   // A deleted AppService's uid never comes back: its Event bookkeeping goes with it.
   apps.add_handler([&events](const ctrl::StoreChange& change) {

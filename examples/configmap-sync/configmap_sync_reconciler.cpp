@@ -2,73 +2,29 @@
 #include "configmap_sync_reconciler.h"
 
 #include <glog/logging.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <set>
 #include <utility>
 
+#include "ctrl/object/finalizers.h"
 #include "ctrl/object/object_meta.h"
+#include "kube/core/json_access.h"
 
 namespace configmap_sync {
 namespace {
 
-std::string to_text(const rapidjson::Value& value) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  value.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
-
-const rapidjson::Value* member(const rapidjson::Value& object, const char* name) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(name);
-  return it == object.MemberEnd() ? nullptr : &it->value;
-}
-
-std::string label(const rapidjson::Value& object, const char* name) {
-  const auto* metadata = member(object, "metadata");
-  const auto* labels = metadata ? member(*metadata, "labels") : nullptr;
-  const auto* value = labels ? member(*labels, name) : nullptr;
-  return value && value->IsString() ? value->GetString() : "";
-}
-
-bool being_deleted(const rapidjson::Value& object) {
-  const auto* metadata = member(object, "metadata");
-  return metadata && member(*metadata, "deletionTimestamp") != nullptr;
-}
-
-// The index of our finalizer in metadata.finalizers, or -1.
-int finalizer_index(const rapidjson::Value& object) {
-  const auto* metadata = member(object, "metadata");
-  const auto* finalizers = metadata ? member(*metadata, "finalizers") : nullptr;
-  if (!finalizers || !finalizers->IsArray()) return -1;
-  for (rapidjson::SizeType i = 0; i < finalizers->Size(); ++i) {
-    if ((*finalizers)[i].IsString() && std::string((*finalizers)[i].GetString()) == kFinalizer) {
-      return static_cast<int>(i);
-    }
-  }
-  return -1;
-}
-
-bool has_finalizers(const rapidjson::Value& object) {
-  const auto* metadata = member(object, "metadata");
-  const auto* finalizers = metadata ? member(*metadata, "finalizers") : nullptr;
-  return finalizers && finalizers->IsArray();
-}
-
 // data and binaryData as the copy must have them; a missing map reads as an empty one.
 bool same_map(const rapidjson::Value& a, const rapidjson::Value& b, const char* field) {
   static const rapidjson::Value empty(rapidjson::kObjectType);
-  const auto* x = member(a, field);
-  const auto* y = member(b, field);
+  const auto* x = kube::json::member(&a, field);
+  const auto* y = kube::json::member(&b, field);
   return (x ? *x : empty) == (y ? *y : empty);
 }
 
 bool is_copy_of(const rapidjson::Value& copy, const ctrl::Request& source) {
-  return label(copy, kCopyOfNamespaceLabel) == source.ns &&
-         label(copy, kCopyOfNameLabel) == source.name;
+  return ctrl::meta_label(copy, kCopyOfNamespaceLabel) == source.ns &&
+         ctrl::meta_label(copy, kCopyOfNameLabel) == source.name;
 }
 
 // The server-side apply body of the copy of `source` in `ns`: only the fields we own.
@@ -90,7 +46,7 @@ rapidjson::Document desired_copy(const rapidjson::Value& source, const std::stri
   d.AddMember("metadata", metadata, a);
   for (const char* field : {"data", "binaryData"}) {
     rapidjson::Value copy(rapidjson::kObjectType);
-    if (const auto* value = member(source, field); value && value->IsObject())
+    if (const auto* value = kube::json::member(&source, field); value && value->IsObject())
       copy.CopyFrom(*value, a);
     d.AddMember(rapidjson::StringRef(field), copy, a);
   }
@@ -105,17 +61,16 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
-ConfigMapSyncReconciler::ConfigMapSyncReconciler(Stores stores,
-                                                 std::shared_ptr<kube::RestClient> client,
-                                                 ctrl::EventRecorder& events)
-    : stores_(stores), client_(std::move(client)), events_(events) {}
+ConfigMapSyncReconciler::ConfigMapSyncReconciler(Stores stores, ctrl::EventRecorder& events)
+    : stores_(stores), events_(events) {}
 
 std::vector<ctrl::Request> ConfigMapSyncReconciler::source_of_copy(
     const ctrl::StoreChange& change) {
   std::vector<ctrl::Request> out;
   for (const auto* object : {&change.old_object, &change.new_object}) {
     if (!*object) continue;
-    ctrl::Request source(label(**object, kCopyOfNamespaceLabel), label(**object, kCopyOfNameLabel));
+    ctrl::Request source(std::string(ctrl::meta_label(**object, kCopyOfNamespaceLabel)),
+                         std::string(ctrl::meta_label(**object, kCopyOfNameLabel)));
     if (source.ns.empty() || source.name.empty()) continue;
     if (out.empty() || out.back().key() != source.key()) out.push_back(std::move(source));
   }
@@ -124,37 +79,36 @@ std::vector<ctrl::Request> ConfigMapSyncReconciler::source_of_copy(
 
 boost::asio::awaitable<ctrl::ReconcileResult> ConfigMapSyncReconciler::reconcile(
     ctrl::Request request, const ctrl::ReconcileContext& context) {
-  auto source = stores_.sources->get(request.key());
-  if (!source) co_return co_await source_gone(request);
-  if (being_deleted(*source)) co_return co_await clean_up(*source, context);
-  if (finalizer_index(*source) < 0) {
-    // Before any copy exists: a delete from now on waits for the copies to go.
-    const std::string rv(ctrl::meta_resource_version(*source));
-    const std::string patch =
-        has_finalizers(*source)
-            ? R"([{"op":"test","path":"/metadata/resourceVersion","value":")" + rv +
-                  R"("},{"op":"add","path":"/metadata/finalizers/-","value":")" + kFinalizer +
-                  R"("}])"
-            : R"([{"op":"test","path":"/metadata/resourceVersion","value":")" + rv +
-                  R"("},{"op":"add","path":"/metadata/finalizers","value":[")" + kFinalizer +
-                  R"("]}])";
-    const auto path = kConfigMap.collection().in_namespace(request.ns).named(request.name);
-    auto patched = co_await client_->patch(path, kube::PatchType::json, kube::JsonBody(patch));
-    if (!patched)
-      co_return ctrl::ReconcileResult::error("add finalizer: " + patched.error().describe());
-    co_return ctrl::ReconcileResult::done();  // the update brings the key back
+  ctrl::Client& client = *context.client;
+  auto source = client.get(*stores_.sources, request);
+  if (!source) co_return co_await source_gone(client);
+  switch (ctrl::finalizer_step(*source, kFinalizer)) {
+    case ctrl::FinalizerStep::add: {
+      // Before any copy exists: a delete from now on waits for the copies to go.
+      const auto path = kConfigMap.collection().in_namespace(request.ns).named(request.name);
+      auto patched = co_await client.add_finalizer(path, *source, kFinalizer);
+      if (!patched) co_return ctrl::ReconcileResult::failed("add finalizer", patched.error());
+      co_return ctrl::ReconcileResult::done();  // the update brings the key back
+    }
+    case ctrl::FinalizerStep::clean_up:
+      co_return co_await clean_up(*source, client, context);
+    case ctrl::FinalizerStep::nothing:
+      co_return ctrl::ReconcileResult::done();
+    case ctrl::FinalizerStep::apply:
+      break;
   }
-  co_return co_await sync(*source, context);
+  co_return co_await sync(*source, client, context);
 }
 
 boost::asio::awaitable<ctrl::ReconcileResult> ConfigMapSyncReconciler::sync(
-    const rapidjson::Document& source, const ctrl::ReconcileContext& context) {
+    const rapidjson::Document& source, ctrl::Client& client,
+    const ctrl::ReconcileContext& context) {
   const ctrl::Request key(std::string(ctrl::meta_namespace(source)),
                           std::string(ctrl::meta_name(source)));
   std::vector<std::string> targets;
   stores_.namespaces->for_each([&](const rapidjson::Document& ns) {
     const std::string name(ctrl::meta_name(ns));
-    if (name != key.ns && !being_deleted(ns)) targets.push_back(name);
+    if (name != key.ns && !ctrl::meta_being_deleted(ns)) targets.push_back(name);
   });
   std::sort(targets.begin(), targets.end());
   std::vector<std::string> written;
@@ -162,14 +116,15 @@ boost::asio::awaitable<ctrl::ReconcileResult> ConfigMapSyncReconciler::sync(
     auto copy = stores_.copies->get(ctrl::object_key(ns, key.name));
     if (copy && is_copy_of(*copy, key) && same_map(*copy, source, "data") &&
         same_map(*copy, source, "binaryData") &&
-        label(*copy, "app.kubernetes.io/managed-by") == kFieldManager) {
+        ctrl::meta_label(*copy, "app.kubernetes.io/managed-by") == kFieldManager) {
       continue;  // steady state: no write
     }
     const auto desired = desired_copy(source, ns);
     const auto path = kConfigMap.collection().in_namespace(ns).named(key.name);
     if (!copy) {
       // Never take over a ConfigMap that is not a copy: create only if nothing has the name.
-      auto created = co_await client_->apply_create(path, desired, kFieldManager);
+      auto created = co_await client.apply_create(path, desired, kFieldManager,
+                                                  "no copy in " + ns + ": creating it");
       if (created) {
         written.push_back(ns);
         continue;
@@ -179,7 +134,7 @@ boost::asio::awaitable<ctrl::ReconcileResult> ConfigMapSyncReconciler::sync(
         co_return ctrl::ReconcileResult::error("create copy in " + ns + ": " +
                                                created.error().describe());
       }
-      auto existing = co_await client_->get(path);
+      auto existing = co_await client.get_live(path);
       if (!existing) {
         co_return ctrl::ReconcileResult::error("read " + ns + "/" + key.name + ": " +
                                                existing.error().describe());
@@ -193,14 +148,15 @@ boost::asio::awaitable<ctrl::ReconcileResult> ConfigMapSyncReconciler::sync(
     } else if (!is_copy_of(*copy, key)) {
       continue;  // a copy of another source of the same name: first come, first served
     }
-    auto applied = co_await client_->apply(path, kube::JsonBody(to_text(desired)), kFieldManager);
+    auto applied = co_await client.apply(path, kube::JsonBody(desired), kFieldManager,
+                                         "the copy in " + ns + " differs from its source");
     if (!applied) {
       co_return ctrl::ReconcileResult::error("write copy in " + ns + ": " +
                                              applied.error().describe());
     }
     written.push_back(ns);
   }
-  auto removed = co_await delete_copies(key, targets);
+  auto removed = co_await delete_copies(key, targets, client);
   if (!removed) co_return ctrl::ReconcileResult::error(removed.error().describe());
   if (!written.empty()) {
     LOG(INFO) << context.log_prefix << " copied to " << joined(written);
@@ -215,57 +171,51 @@ boost::asio::awaitable<ctrl::ReconcileResult> ConfigMapSyncReconciler::sync(
 }
 
 boost::asio::awaitable<ctrl::ReconcileResult> ConfigMapSyncReconciler::clean_up(
-    const rapidjson::Document& source, const ctrl::ReconcileContext& context) {
-  const int index = finalizer_index(source);
-  if (index < 0) co_return ctrl::ReconcileResult::done();
-  const ctrl::Request key(std::string(ctrl::meta_namespace(source)),
-                          std::string(ctrl::meta_name(source)));
+    const rapidjson::Document& source, ctrl::Client& client,
+    const ctrl::ReconcileContext& context) {
   const std::vector<std::string> keep_none;  // no temporaries in co_await (GCC 12)
-  auto removed = co_await delete_copies(key, keep_none);
+  auto removed = co_await delete_copies(client.key(), keep_none, client);
   if (!removed) co_return ctrl::ReconcileResult::error(removed.error().describe());
   LOG(INFO) << context.log_prefix << " source deleted: removed " << removed->size() << " copies";
   record(source, ctrl::EventType::normal, "CopiesDeleted",
          "source deleted: removed " + std::to_string(removed->size()) + " copies");
-  const auto path = kConfigMap.collection().in_namespace(key.ns).named(key.name);
-  co_return co_await remove_finalizer(path, index);
+  co_return co_await remove_finalizer(source, client, "source deleted, copies gone");
 }
 
 boost::asio::awaitable<ctrl::ReconcileResult> ConfigMapSyncReconciler::source_gone(
-    const ctrl::Request& request) {
+    ctrl::Client& client) {
   const std::vector<std::string> keep_none;
-  auto removed = co_await delete_copies(request, keep_none);
+  auto removed = co_await delete_copies(client.key(), keep_none, client);
   if (!removed) co_return ctrl::ReconcileResult::error(removed.error().describe());
   // Not in the cache but maybe still there: its source label was taken off. Then our finalizer
   // must not stay behind, or deleting it would wait for us forever.
-  const auto path = kConfigMap.collection().in_namespace(request.ns).named(request.name);
-  auto got = co_await client_->get(path);
+  const auto path = kConfigMap.collection().in_namespace(client.key().ns).named(client.key().name);
+  auto got = co_await client.get_live(path);
   if (!got) {
     if (got.error().is(kube::Errc::not_found)) co_return ctrl::ReconcileResult::done();
     co_return ctrl::ReconcileResult::error("read source: " + got.error().describe());
   }
-  if (!got->body || label(*got->body, kSourceLabel) == "true")
+  if (!got->body || ctrl::meta_label(*got->body, kSourceLabel) == "true")
     co_return ctrl::ReconcileResult::done();
-  const int index = finalizer_index(*got->body);
-  if (index < 0) co_return ctrl::ReconcileResult::done();
-  co_return co_await remove_finalizer(path, index);
+  co_return co_await remove_finalizer(*got->body, client, "no longer a source");
 }
 
 boost::asio::awaitable<ctrl::ReconcileResult> ConfigMapSyncReconciler::remove_finalizer(
-    const kube::ResourcePath& source, int index) {
-  // Only our own entry goes: the test op fails (and the key is retried) if the list moved.
-  const std::string at = "/metadata/finalizers/" + std::to_string(index);
-  const std::string patch = R"([{"op":"test","path":")" + at + R"(","value":")" + kFinalizer +
-                            R"("},{"op":"remove","path":")" + at + R"("}])";
-  auto patched = co_await client_->patch(source, kube::PatchType::json, kube::JsonBody(patch));
+    const rapidjson::Value& source, ctrl::Client& client, std::string why) {
+  // Only our own entry goes: the guard fails (and the key is retried) if the list moved.
+  const auto path = kConfigMap.collection()
+                        .in_namespace(ctrl::meta_namespace(source))
+                        .named(ctrl::meta_name(source));
+  auto patched = co_await client.remove_finalizer(path, source, kFinalizer, std::move(why));
   if (!patched && !patched.error().is(kube::Errc::not_found)) {
-    co_return ctrl::ReconcileResult::error("remove finalizer: " + patched.error().describe());
+    co_return ctrl::ReconcileResult::failed("remove finalizer", patched.error());
   }
   co_return ctrl::ReconcileResult::done();
 }
 
 boost::asio::awaitable<kube::Result<std::vector<std::string>>>
-ConfigMapSyncReconciler::delete_copies(const ctrl::Request& source,
-                                       const std::vector<std::string>& keep) {
+ConfigMapSyncReconciler::delete_copies(const ctrl::ObjectKey& source,
+                                       const std::vector<std::string>& keep, ctrl::Client& client) {
   std::vector<std::string> doomed;
   stores_.copies->for_each([&](const rapidjson::Document& copy) {
     const std::string ns(ctrl::meta_namespace(copy));
@@ -276,7 +226,9 @@ ConfigMapSyncReconciler::delete_copies(const ctrl::Request& source,
   std::sort(doomed.begin(), doomed.end());
   for (const auto& ns : doomed) {
     const auto path = kConfigMap.collection().in_namespace(ns).named(source.name);
-    auto deleted = co_await client_->delete_(path);
+    const kube::DeleteOptions options;
+    auto deleted = co_await client.remove(
+        path, options, "its source is gone or " + ns + " no longer asks for a copy");
     if (!deleted && !deleted.error().is(kube::Errc::not_found))
       co_return std::move(deleted).error();
   }

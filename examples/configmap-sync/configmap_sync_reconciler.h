@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "ctrl/cache/object_store.h"
+#include "ctrl/client.h"
 #include "ctrl/events/event_recorder.h"
 #include "ctrl/kind.h"
 #include "ctrl/reconciler.h"
-#include "kube/api/rest_client.h"
 
 namespace configmap_sync {
 
@@ -39,8 +39,8 @@ class ConfigMapSyncReconciler final : public ctrl::Reconciler {
     const ctrl::ObjectStore* copies;
     const ctrl::ObjectStore* namespaces;
   };
-  ConfigMapSyncReconciler(Stores stores, std::shared_ptr<kube::RestClient> client,
-                          ctrl::EventRecorder& events);
+  // Reads and writes go through each reconcile's ctrl::Client (ReconcileContext::client).
+  ConfigMapSyncReconciler(Stores stores, ctrl::EventRecorder& events);
 
   boost::asio::awaitable<ctrl::ReconcileResult> reconcile(
       ctrl::Request request, const ctrl::ReconcileContext& context) override;
@@ -50,22 +50,24 @@ class ConfigMapSyncReconciler final : public ctrl::Reconciler {
 
  private:
   boost::asio::awaitable<ctrl::ReconcileResult> sync(const rapidjson::Document& source,
+                                                     ctrl::Client& client,
                                                      const ctrl::ReconcileContext& context);
   boost::asio::awaitable<ctrl::ReconcileResult> clean_up(const rapidjson::Document& source,
+                                                         ctrl::Client& client,
                                                          const ctrl::ReconcileContext& context);
-  boost::asio::awaitable<ctrl::ReconcileResult> source_gone(const ctrl::Request& request);
-  // Removes our finalizer, at `index` of its list, from the source at `source`.
-  boost::asio::awaitable<ctrl::ReconcileResult> remove_finalizer(const kube::ResourcePath& source,
-                                                                 int index);
+  boost::asio::awaitable<ctrl::ReconcileResult> source_gone(ctrl::Client& client);
+  // Removes our finalizer from `source` (as last seen), guarded.
+  boost::asio::awaitable<ctrl::ReconcileResult> remove_finalizer(const rapidjson::Value& source,
+                                                                 ctrl::Client& client,
+                                                                 std::string why);
   // Deletes the copies of `source` in namespaces not in `keep`; the namespaces deleted from, or
   // the first error.
   boost::asio::awaitable<kube::Result<std::vector<std::string>>> delete_copies(
-      const ctrl::Request& source, const std::vector<std::string>& keep);
+      const ctrl::ObjectKey& source, const std::vector<std::string>& keep, ctrl::Client& client);
   void record(const rapidjson::Document& source, ctrl::EventType type, std::string reason,
               std::string message);
 
   Stores stores_;
-  std::shared_ptr<kube::RestClient> client_;
   ctrl::EventRecorder& events_;
 };
 

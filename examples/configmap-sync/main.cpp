@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   auto& copies = app.manager().informer(kConfigMap, kCopyOfNameLabel);
   auto& namespaces = app.manager().informer(kNamespace, std::string(kSyncLabel) + "=true");
   ConfigMapSyncReconciler reconciler({&sources.store(), &copies.store(), &namespaces.store()},
-                                     app.client(), app.events());
+                                     app.events());
   app.controller("configmap-sync")
       .for_kind(kConfigMap, sources)
       .watches(copies, ConfigMapSyncReconciler::source_of_copy)

@@ -2,13 +2,13 @@
 #include "appservice/reconciler.h"
 
 #include <glog/logging.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "appservice/child_match.h"
 #include "appservice/desired_state.h"
 #include "appservice/spec_parser.h"
+#include "ctrl/client.h"
 #include "ctrl/events/event.h"
+#include "ctrl/object/finalizers.h"
 #include "ctrl/object/managed_fields_upgrade.h"
 #include "ctrl/object/object_meta.h"
 #include "kube/core/json_access.h"
@@ -28,15 +28,10 @@ const auto kServices = kube::ResourcePath::from_api_version("v1", "services");
 // A child whose deletion ran into a newer version of it than the cache had: look again soon.
 constexpr std::chrono::milliseconds kStaleRetry{1000};
 
-std::string json_string(std::string_view s) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  writer.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  return buffer.GetString();
-}
-
-std::string key_of(const AppService& app) {
-  return ctrl::object_key(app.namespace_, app.name);
+// The reconcile's door to the caches and the API server (ctrl::Client).
+ctrl::Client& client_of(const ctrl::ReconcileContext& ctx) {
+  CHECK(ctx.client) << ctx.log_prefix << ": the controller gives every reconcile a ctrl::Client";
+  return *ctx.client;
 }
 
 // The namespace lifecycle admission plugin's refusal of new objects in a terminating namespace.
@@ -48,17 +43,15 @@ bool namespace_terminating(const kube::ApiError& error) {
   return false;
 }
 
-bool has_member(const rapidjson::Value& v, const char* name) {
-  return v.IsObject() && v.HasMember(name);
-}
-
-bool being_deleted(const rapidjson::Value& object) {
-  return has_member(object, "metadata") && has_member(object["metadata"], "deletionTimestamp");
+// The object's spec.selector, or null.
+const rapidjson::Value* selector_of(const rapidjson::Value& object) {
+  return kube::json::member(kube::json::member(&object, "spec"), "selector");
 }
 
 std::string selector_text(const rapidjson::Value& object) {
-  if (!has_member(object, "spec") || !has_member(object["spec"], "selector")) return "(none)";
-  const auto& selector = object["spec"]["selector"];
+  const auto* found = selector_of(object);
+  if (!found) return "(none)";
+  const auto& selector = *found;
   std::string out;
   auto labels = selector.FindMember("matchLabels");
   if (labels != selector.MemberEnd() && labels->value.IsObject()) {
@@ -86,9 +79,8 @@ std::string deployment_recreate_reason(const rapidjson::Value& desired,
                                        const rapidjson::Value& live) {
   static const rapidjson::Value kNull;
   const auto& want = desired["spec"]["selector"];
-  const rapidjson::Value& have = has_member(live, "spec") && has_member(live["spec"], "selector")
-                                     ? live["spec"]["selector"]
-                                     : kNull;
+  const auto* found = selector_of(live);
+  const rapidjson::Value& have = found ? *found : kNull;
   if (want == have) return {};
   return "its selector " + selector_text(live) + " is immutable and differs from " +
          selector_text(desired);
@@ -128,10 +120,9 @@ struct AppServiceReconciler::Outcome {
   bool retry_soon = false;  // the cache was behind the server: reconcile again shortly
 };
 
-AppServiceReconciler::AppServiceReconciler(Sources sources,
-                                           std::shared_ptr<kube::RestClient> client,
-                                           ctrl::EventRecorder& events, const ctrl::Clock& clock)
-    : sources_(sources), client_(std::move(client)), events_(events), clock_(clock) {
+AppServiceReconciler::AppServiceReconciler(Sources sources, ctrl::EventRecorder& events,
+                                           const ctrl::Clock& clock)
+    : sources_(sources), events_(events), clock_(clock) {
   CHECK(sources_.app_services && sources_.deployments && sources_.services);
 }
 
@@ -196,11 +187,16 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
   auto parsed = parse_app_service(*object);
   const AppService& app = parsed.app;
 
-  if (app.being_deleted) {
-    if (!app.has_finalizer(kFinalizer)) co_return ReconcileResult::done();
-    co_return co_await finalize(app, ctx);
+  switch (ctrl::finalizer_step(*object, kFinalizer)) {
+    case ctrl::FinalizerStep::nothing:
+      co_return ReconcileResult::done();
+    case ctrl::FinalizerStep::clean_up:
+      co_return co_await finalize(*object, app, ctx);
+    case ctrl::FinalizerStep::add:
+      co_return co_await add_finalizer(*object, ctx);
+    case ctrl::FinalizerStep::apply:
+      break;
   }
-  if (!app.has_finalizer(kFinalizer)) co_return co_await add_finalizer(*object, app, ctx);
 
   const std::string now = ctrl::format_event_time(clock_.wall_now());  // inputs keep a view
   StatusInputs inputs(app, now);
@@ -277,41 +273,21 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::reconcile(
   co_return ReconcileResult::done();
 }
 
-void AppServiceReconciler::wrote(const ctrl::ObjectStore* cache, const std::string& key,
-                                 const rapidjson::Value& written) const {
-  if (sources_.writes) sources_.writes->record(*cache, key, written);
-}
-
-void AppServiceReconciler::deleted(const ctrl::ObjectStore* cache, const std::string& key) const {
-  if (sources_.writes) sources_.writes->forget(*cache, key);
-}
-
 asio::awaitable<ReconcileResult> AppServiceReconciler::add_finalizer(
-    const rapidjson::Value& object, const AppService& app, const ctrl::ReconcileContext& ctx) {
-  // Guarded by resourceVersion so a concurrent writer's finalizer list is never overwritten.
-  std::string patch = R"([{"op":"test","path":"/metadata/resourceVersion","value":)" +
-                      json_string(app.resource_version) + "},";
-  const auto& meta = object["metadata"];
-  if (meta.HasMember("finalizers") && meta["finalizers"].IsArray()) {
-    patch +=
-        R"({"op":"add","path":"/metadata/finalizers/-","value":)" + json_string(kFinalizer) + "}]";
-  } else {
-    patch +=
-        R"({"op":"add","path":"/metadata/finalizers","value":[)" + json_string(kFinalizer) + "]}]";
-  }
-  auto path = kAppServices.in_namespace(app.namespace_).named(app.name);
-  auto w = writer(ctx, "adding finalizer " + std::string(kFinalizer));
-  auto result = co_await w.patch(path, kube::PatchType::json, kube::JsonBody(patch));
+    const rapidjson::Value& object, const ctrl::ReconcileContext& ctx) {
+  const auto path =
+      kAppServices.in_namespace(ctrl::meta_namespace(object)).named(ctrl::meta_name(object));
+  auto result = co_await client_of(ctx).add_finalizer(path, object, kFinalizer);
   if (!result) {
     if (result.error().is(kube::Errc::not_found)) co_return ReconcileResult::done();
-    co_return ReconcileResult::error("adding finalizer: " + result.error().describe());
+    co_return ReconcileResult::failed("adding finalizer", result.error());
   }
-  wrote(sources_.app_services, key_of(app), *result->body);
   LOG(INFO) << ctx.log_prefix << " added finalizer " << kFinalizer;
   co_return ReconcileResult::done();  // the update event brings the key back
 }
 
-asio::awaitable<ReconcileResult> AppServiceReconciler::finalize(const AppService& app,
+asio::awaitable<ReconcileResult> AppServiceReconciler::finalize(const rapidjson::Value& object,
+                                                                const AppService& app,
                                                                 const ctrl::ReconcileContext& ctx) {
   // The deletion's propagation policy, as the API server tells the garbage collector: orphan
   // (the GC removes the children's ownerReferences; we delete nothing), foreground (the owner
@@ -334,25 +310,17 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::finalize(const AppService
     // A child changed since we cached it (the GC may have orphaned it): decide on fresh data.
     if (retry_soon) co_return ReconcileResult::requeue(kStaleRetry);
   }
-  // Remove only our entry, and only if it is still where we saw it: a JSON patch "test" makes the
-  // server refuse (then we retry) instead of dropping another writer's finalizer.
-  int index = 0;
-  for (const auto& f : app.finalizers) {
-    if (f == kFinalizer) break;
-    ++index;
-  }
-  std::string at = "/metadata/finalizers/" + std::to_string(index);
-  std::string patch = R"([{"op":"test","path":")" + at + R"(","value":)" + json_string(kFinalizer) +
-                      R"(},{"op":"remove","path":")" + at + "\"}]";
+  // Remove only our entry, and only if it is still where we saw it: the server refuses (then we
+  // retry) instead of dropping another writer's finalizer. The controller holds the key back
+  // until the object has left the cache, so the cleanup runs once.
   auto path = kAppServices.in_namespace(app.namespace_).named(app.name);
-  auto w =
-      writer(ctx, "being deleted, children done: removing finalizer " + std::string(kFinalizer));
-  auto result = co_await w.patch(path, kube::PatchType::json, kube::JsonBody(patch));
+  auto result = co_await client_of(ctx).remove_finalizer(
+      path, object, kFinalizer,
+      "being deleted, children done: removing finalizer " + std::string(kFinalizer));
   if (!result) {
     if (result.error().is(kube::Errc::not_found)) co_return ReconcileResult::done();
-    co_return ReconcileResult::error("removing finalizer: " + result.error().describe());
+    co_return ReconcileResult::failed("removing finalizer", result.error());
   }
-  wrote(sources_.app_services, key_of(app), *result->body);
   const std::string what = "AppService " + app.namespace_ + "/" + app.name;
   if (orphan) {
     event(app, EventType::normal, "CleanupComplete",
@@ -372,7 +340,7 @@ asio::awaitable<ReconcileResult> AppServiceReconciler::finalize(const AppService
 asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_child(
     const Child& child, const AppService& app, bool recheck_conflict,
     const ctrl::ReconcileContext& ctx) {
-  auto api = client_for(ctx);  // carries this reconcile's deadline
+  ctrl::Client& client = client_of(ctx);  // carries this reconcile's deadline
   Outcome out;
   const std::string key = app.namespace_ + "/" + app.name;
   const std::string what = std::string(child.kind) + " " + key;
@@ -392,7 +360,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
   // Applies the desired body with metadata.uid set: the API server refuses it (uid is immutable)
   // unless the object is still the one we checked, so a child deleted and recreated by someone
   // else in between is not taken over.
-  auto apply_with_uid = [&](std::string_view uid, kube::RestClient& w) {
+  auto apply_with_uid = [&](std::string_view uid, std::string why) {
     rapidjson::Document body;
     body.CopyFrom(desired, body.GetAllocator());
     body["metadata"].AddMember(
@@ -400,13 +368,13 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
         rapidjson::Value(uid.data(), static_cast<rapidjson::SizeType>(uid.size()),
                          body.GetAllocator()),
         body.GetAllocator());
-    return w.apply(path, kube::JsonBody(body), kFieldManager);
+    return client.apply(path, kube::JsonBody(body), kFieldManager, std::move(why));
   };
 
   // The cache keeps only a summary of managedFields; an object read from the server has them all.
   bool whole = false;
   if (!live && recheck_conflict) {
-    auto got = co_await api.get(path);
+    auto got = co_await client.get_live(path);
     if (got) {
       live = got->body;
       whole = true;
@@ -419,10 +387,9 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     // refuses an object of that name that exists (someone else's is refused, never taken over),
     // so our Apply entry owns every field from the start: a later apply can remove any of them
     // without first folding a create's Update entry into it (a write per child, issue 27).
-    auto w = writer(ctx, what + " not in the cache: creating it");
-    auto created = co_await w.apply_create(path, desired, kFieldManager);
+    auto created = co_await client.apply_create(path, desired, kFieldManager,
+                                                what + " not in the cache: creating it");
     if (created) {
-      wrote(child.store, key, *created->body);
       LOG(INFO) << ctx.log_prefix << " created " << what;
       event(app, EventType::normal, "Created", "Created " + what);
       out.object = created->body;
@@ -437,7 +404,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     // owns).
     if (!created.error().is(kube::Errc::conflict))
       co_return fail("Create", "creating", created.error());
-    auto got = co_await api.get(path);
+    auto got = co_await client.get_live(path);
     if (!got) co_return fail("Get", "reading", got.error());
     live = got->body;  // it exists: ours with its labels edited away, a lagging cache, or foreign
     whole = true;
@@ -451,17 +418,20 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
   // and a selector we can keep (adopting a child only to delete it is no adoption). Anything else
   // of the name is someone else's and is never taken over.
   const bool orphan_of_ours = !owner && carries_our_labels(*live, app);
-  if (orphan_of_ours && being_deleted(*live)) co_return out;  // going away: its event comes back
+  if (orphan_of_ours && ctrl::meta_being_deleted(*live))
+    co_return out;  // going away: its event comes back
   const bool adopt = orphan_of_ours && recreate.empty();
   if (adopt) {
     // ControllerRefManager's canAdopt: the owner, read from the server rather than the cache,
     // must still be this AppService and not being deleted. Otherwise a reconcile of a stale copy
     // would adopt the children an orphan delete just released, and they would go with it.
-    auto fresh = co_await api.get(kAppServices.in_namespace(app.namespace_).named(app.name));
+    auto fresh =
+        co_await client.get_live(kAppServices.in_namespace(app.namespace_).named(app.name));
     if (!fresh && !fresh.error().is(kube::Errc::not_found)) {
       co_return fail("Get", "reading the AppService before adopting", fresh.error());
     }
-    if (!fresh || ctrl::meta_uid(*fresh->body) != app.uid || being_deleted(*fresh->body)) {
+    if (!fresh || ctrl::meta_uid(*fresh->body) != app.uid ||
+        ctrl::meta_being_deleted(*fresh->body)) {
       // The cache is behind: its next event decides. Until then the status keeps describing the
       // child that runs with our labels, as it did before.
       out.object = live;
@@ -477,7 +447,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     co_return out;
   }
   ours = true;
-  if (being_deleted(*live)) {
+  if (ctrl::meta_being_deleted(*live)) {
     // Going away (a user's delete, or our recreate): its deletion event brings the key back. Until
     // it is gone it still runs, and the status says so.
     out.object = live;
@@ -488,8 +458,8 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     options.propagation_policy = "Background";
     options.precondition_uid = std::string(ctrl::meta_uid(*live));
     options.precondition_resource_version = std::string(ctrl::meta_resource_version(*live));
-    auto w = writer(ctx, "deleting " + what + " to recreate it: " + recreate);
-    auto deleted = co_await w.delete_(path, options);
+    auto deleted =
+        co_await client.remove(path, options, "deleting " + what + " to recreate it: " + recreate);
     if (!deleted) {
       if (deleted.error().is(kube::Errc::not_found) || deleted.error().is(kube::Errc::conflict)) {
         out.retry_soon = true;
@@ -497,7 +467,6 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
       }
       co_return fail("Delete", "deleting", deleted.error());
     }
-    this->deleted(child.store, key);
     LOG(INFO) << ctx.log_prefix << " deleted " << what << " to recreate it: " << recreate;
     event(app, EventType::normal, "Recreating", "Deleted " + what + " to recreate it: " + recreate);
     co_return out;  // its deletion event brings the key back, and the next pass creates it
@@ -512,7 +481,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     // the apply below owns, and can remove, every field. The fold needs the whole managedFields,
     // read from the same object the cache showed us.
     if (!whole) {
-      auto got = co_await api.get(path);
+      auto got = co_await client.get_live(path);
       if (!got) co_return fail("Get", "reading", got.error());
       if (ctrl::meta_uid(*got->body) != ctrl::meta_uid(*live)) {
         // Replaced since we cached it: decide on the new one soon; the status keeps what the
@@ -524,21 +493,19 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
       live = got->body;
     }
     if (auto patch = ctrl::upgrade_managed_fields_patch(*live, kFieldManager)) {
-      auto w = writer(ctx, "folding the Update entry of ours in " + what + " into our Apply entry");
-      auto migrated = co_await w.patch(path, kube::PatchType::json, kube::JsonBody(*patch));
+      auto migrated = co_await client.patch(
+          path, kube::PatchType::json, kube::JsonBody(*patch),
+          "folding the Update entry of ours in " + what + " into our Apply entry");
       if (!migrated) co_return fail("Patch", "migrating field ownership of", migrated.error());
-      wrote(child.store, key, *migrated->body);
       LOG(INFO) << ctx.log_prefix << " migrated field ownership of " << what
                 << " to server-side apply";
       live = migrated->body;
     }
   }
-  auto w =
-      writer(ctx, adopt ? "adopting " + what + ", an orphan with our labels"
-                        : what + " differs from the spec at " + child_difference(desired, *live));
-  auto applied = co_await apply_with_uid(ctrl::meta_uid(*live), w);
+  std::string why = adopt ? "adopting " + what + ", an orphan with our labels"
+                          : what + " differs from the spec at " + child_difference(desired, *live);
+  auto applied = co_await apply_with_uid(ctrl::meta_uid(*live), std::move(why));
   if (!applied) co_return fail("Apply", "applying", applied.error());
-  wrote(child.store, key, *applied->body);
   if (adopt) {
     LOG(INFO) << ctx.log_prefix << " adopted " << what;
     event(app, EventType::normal, "Adopted",
@@ -558,7 +525,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::remove_chil
   const std::string key = app.namespace_ + "/" + app.name;
   const std::string what = std::string(child.kind) + " " + key;
   auto live = child.store->get(key);
-  if (!live || being_deleted(*live)) co_return out;
+  if (!live || ctrl::meta_being_deleted(*live)) co_return out;
   auto owner = ctrl::controller_owner(*live);
   if (!owner || owner->uid != app.uid) co_return out;  // not ours: leave it alone
   kube::DeleteOptions options;
@@ -567,12 +534,12 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::remove_chil
   // is refused and the next pass sees that it is not ours any more.
   options.precondition_uid = std::string(ctrl::meta_uid(*live));
   options.precondition_resource_version = std::string(ctrl::meta_resource_version(*live));
-  auto w = writer(ctx, app.being_deleted
-                           ? "the AppService is being deleted: deleting " + what +
-                                 " (propagation " + options.propagation_policy + ")"
-                           : "the spec needs no " + std::string(child.kind) + ": deleting " + what);
-  auto deleted =
-      co_await w.delete_(child.path.in_namespace(app.namespace_).named(app.name), options);
+  std::string why = app.being_deleted
+                        ? "the AppService is being deleted: deleting " + what + " (propagation " +
+                              options.propagation_policy + ")"
+                        : "the spec needs no " + std::string(child.kind) + ": deleting " + what;
+  const auto path = child.path.in_namespace(app.namespace_).named(app.name);
+  auto deleted = co_await client_of(ctx).remove(path, options, std::move(why));
   if (!deleted) {
     if (deleted.error().is(kube::Errc::not_found)) co_return out;  // already gone: no event
     if (deleted.error().is(kube::Errc::conflict)) {
@@ -584,7 +551,6 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::remove_chil
     out.message = "deleting " + what + ": " + deleted.error().describe();
     co_return out;
   }
-  this->deleted(child.store, key);
   LOG(INFO) << ctx.log_prefix << " deleted " << what << " (propagation "
             << options.propagation_policy << ")";
   event(app, EventType::normal, "Deleted", "Deleted " + what);
@@ -604,16 +570,15 @@ asio::awaitable<std::optional<kube::ApiError>> AppServiceReconciler::write_statu
 
   rapidjson::Document body(rapidjson::kObjectType);
   body.AddMember("status", rapidjson::Value(status, body.GetAllocator()), body.GetAllocator());
-  auto path = kAppServices.in_namespace(app.namespace_).named(app.name).sub("status");
-  auto w = writer(ctx, "status differs at " + status_difference(current, status));
-  auto result = co_await w.patch(path, kube::PatchType::merge, kube::JsonBody(body));
+  auto path = kAppServices.in_namespace(app.namespace_).named(app.name);
+  auto result = co_await client_of(ctx).patch_status(
+      path, kube::JsonBody(body), "status differs at " + status_difference(current, status));
   if (!result) {
     if (result.error().is(kube::Errc::not_found)) co_return std::nullopt;
     LOG(WARNING) << ctx.log_prefix << " status update failed: " << result.error().describe();
     co_return result.error();
   }
   VLOG(1) << ctx.log_prefix << " status updated";
-  wrote(sources_.app_services, key_of(app), *result->body);
   co_return std::nullopt;
 }
 

@@ -18,8 +18,7 @@
 #include "ctrl/cache/object_store.h"
 #include "ctrl/events/event_recorder.h"
 #include "ctrl/reconciler.h"
-#include "ctrl/write_tracker.h"
-#include "kube/api/rest_client.h"
+#include "kube/core/api_error.h"
 
 namespace appservice {
 
@@ -56,14 +55,11 @@ class AppServiceReconciler final : public ctrl::Reconciler {
     // is seen there and folded. Without managedFields a child looks already folded.
     const ctrl::ObjectStore* deployments = nullptr;
     const ctrl::ObjectStore* services = nullptr;
-    // Every write is recorded here against the cache of the object written (read your own writes,
-    // ctrl::WriteTracker): the controller holds a key back until those caches have seen them.
-    // Null: nothing recorded.
-    ctrl::WriteTracker* writes = nullptr;
   };
 
-  AppServiceReconciler(Sources sources, std::shared_ptr<kube::RestClient> client,
-                       ctrl::EventRecorder& events, const ctrl::Clock& clock);
+  // Reads and writes go through each reconcile's ctrl::Client (ReconcileContext::client), which
+  // records every write for read-your-own-writes.
+  AppServiceReconciler(Sources sources, ctrl::EventRecorder& events, const ctrl::Clock& clock);
 
   boost::asio::awaitable<ctrl::ReconcileResult> reconcile(
       ctrl::Request request, const ctrl::ReconcileContext& context) override;
@@ -80,9 +76,9 @@ class AppServiceReconciler final : public ctrl::Reconciler {
   Child service_child() const;
 
   boost::asio::awaitable<ctrl::ReconcileResult> add_finalizer(const rapidjson::Value& object,
-                                                              const AppService& app,
                                                               const ctrl::ReconcileContext& ctx);
-  boost::asio::awaitable<ctrl::ReconcileResult> finalize(const AppService& app,
+  boost::asio::awaitable<ctrl::ReconcileResult> finalize(const rapidjson::Value& object,
+                                                         const AppService& app,
                                                          const ctrl::ReconcileContext& ctx);
   boost::asio::awaitable<Outcome> ensure_child(const Child& child, const AppService& app,
                                                bool recheck_conflict,
@@ -99,15 +95,6 @@ class AppServiceReconciler final : public ctrl::Reconciler {
   void announce_degraded(const AppService& app, const std::vector<Condition>& previous,
                          const AppServiceStatus& status);
   void event(const AppService& app, ctrl::EventType type, std::string reason, std::string message);
-  // The client for one reconcile: bound to its deadline when it has one (--reconcile-timeout).
-  kube::RestClient client_for(const ctrl::ReconcileContext& ctx) const {
-    return ctx.deadline ? client_->with_deadline(*ctx.deadline) : *client_;
-  }
-  // The client for one write of a reconcile: client_for's, with the write logged at -v=1 under the
-  // reconcile's anchors and `why` (kube::RestClient::logging_writes).
-  kube::RestClient writer(const ctrl::ReconcileContext& ctx, std::string why) const {
-    return client_for(ctx).logging_writes(ctx.log_prefix, std::move(why));
-  }
 
   // The Degraded condition last announced per AppService (namespace/name), with the uid it was
   // for; dropped when the AppService is gone.
@@ -116,14 +103,7 @@ class AppServiceReconciler final : public ctrl::Reconciler {
     Condition degraded;
   };
 
-  // The server's answer to a write of the object at `key` in `cache`, for the write tracker.
-  void wrote(const ctrl::ObjectStore* cache, const std::string& key,
-             const rapidjson::Value& written) const;
-  // A DELETE of the object at `key` in `cache` was accepted.
-  void deleted(const ctrl::ObjectStore* cache, const std::string& key) const;
-
   Sources sources_;
-  std::shared_ptr<kube::RestClient> client_;
   ctrl::EventRecorder& events_;
   const ctrl::Clock& clock_;
   std::unordered_map<std::string, Announced> announced_;

@@ -31,23 +31,18 @@ ControllerBuilder& ControllerBuilder::watches(Informer& informer, Mapper map) {
   return *this;
 }
 
-ControllerBuilder& ControllerBuilder::reads_own_writes(WriteTracker& tracker) {
-  options_.write_tracker = &tracker;
-  return *this;
-}
-
 Controller& ControllerBuilder::complete(Reconciler& reconciler) {
   CHECK(primary_ != nullptr) << "controller " << options_.name << ": complete() before for_kind()";
   if (options_.resync_period.count() > 0 && options_.resync_store == nullptr) {
     options_.resync_store = &primary_->store();
   }
-  if (options_.write_tracker != nullptr) {
-    // Before the controller's own handlers: a deletion drops its records first.
-    options_.write_tracker->add_informer(*primary_);
-    for (Informer* children : owned_) options_.write_tracker->add_informer(*children);
-    for (auto& [informer, map] : watched_) options_.write_tracker->add_informer(*informer);
-  }
+  if (!options_.client) options_.client = manager_.client();
   Controller& controller = manager_.add_controller(options_, reconciler);
+  // Before the controller's own handlers: a deletion drops its records first.
+  WriteTracker& tracker = controller.write_tracker();
+  tracker.add_informer(*primary_);
+  for (Informer* children : owned_) tracker.add_informer(*children);
+  for (auto& [informer, map] : watched_) tracker.add_informer(*informer);
   primary_->add_handler(controller.enqueue_self(updates_));
   for (Informer* children : owned_) {
     children->add_handler(

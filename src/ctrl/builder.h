@@ -10,7 +10,6 @@
 #include "ctrl/kind.h"
 #include "ctrl/manager.h"
 #include "ctrl/reconciler.h"
-#include "ctrl/write_tracker.h"
 
 namespace ctrl {
 
@@ -20,7 +19,6 @@ namespace ctrl {
 //       .for_kind(kAppService, apps)   // its changes queue the object's own key
 //       .owns(deployments)             // a child's changes queue its controller owner
 //       .watches(namespaces, map)      // anything else: `map` names the keys
-//       .reads_own_writes(tracker)     // hold keys back until the caches saw our writes
 //       .complete(reconciler);         // adds the controller to the manager
 //
 // The calls return the builder itself: chain them in one expression, as above (a reference to a
@@ -46,14 +44,12 @@ class ControllerBuilder {
   // Any other informer: each change queues the keys `map` returns.
   ControllerBuilder& watches(Informer& informer, Mapper map);
 
-  // Read your own writes (KEP-5647, WriteTracker): the primary's and the owned and watched
-  // informers' caches are registered with `tracker`, into which the reconciler records its
-  // writes; a key whose caches have not yet observed its last write is held back and requeued.
-  // `tracker` must outlive the manager's run().
-  ControllerBuilder& reads_own_writes(WriteTracker& tracker);
-
   // Adds the controller with `reconciler` (which must outlive the manager's run()) and the
-  // handlers above to the manager. CHECKs that for_kind() was called.
+  // handlers above to the manager. CHECKs that for_kind() was called. Each reconcile gets a
+  // ctrl::Client on the manager's REST client (ReconcileContext::client); read your own writes
+  // is always on: the primary's and the owned and watched informers' caches are registered with
+  // the controller's WriteTracker, so a key whose caches have not yet observed its last write
+  // through the Client is held back and requeued.
   Controller& complete(Reconciler& reconciler);
 
  private:

@@ -7,9 +7,11 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <exception>
+#include <optional>
 
 #include "ctrl/base/free_heap.h"
 #include "ctrl/base/random_uuid.h"
+#include "ctrl/client.h"
 #include "ctrl/metrics/histogram.h"
 #include "ctrl/object/object_meta.h"
 #include "ctrl/object/status_only_change.h"
@@ -44,6 +46,8 @@ const char* result_label(ReconcileResult::Kind kind) {
       return "success";
     case ReconcileResult::Kind::requeue_after:
       return "requeue_after";
+    case ReconcileResult::Kind::conflict:
+      return "requeue";
     case ReconcileResult::Kind::error:
     case ReconcileResult::Kind::terminal:
       return "error";
@@ -63,6 +67,8 @@ Controller::Controller(asio::any_io_executor ex, Options options, Reconciler& re
       random_(random),
       queue_(std::make_unique<WorkQueue>(options_.name, clock,
                                          default_controller_rate_limiter(clock), metrics)),
+      own_tracker_(options_.write_tracker ? nullptr : std::make_unique<WriteTracker>(clock)),
+      tracker_(options_.write_tracker ? options_.write_tracker : own_tracker_.get()),
       wake_(ex, kForever),
       delay_(ex, kForever),
       resync_timer_(ex, kForever),
@@ -90,6 +96,11 @@ Controller::Controller(asio::any_io_executor ex, Options options, Reconciler& re
           "controller_runtime_reconcile_stale_cache_total",
           "Total number of reconciliations held back per controller because a cache had not yet "
           "observed the controller's own last write",
+          {{"controller", options_.name}})),
+      conflicts_(metrics.counter(
+          "controller_runtime_reconcile_conflicts_total",
+          "Total number of reconciliations per controller that ended in a write refused with 409 "
+          "Conflict, requeued with backoff and not counted as errors",
           {{"controller", options_.name}})) {
   CHECK_GT(options_.max_concurrent_reconciles, 0);
   metrics
@@ -126,9 +137,7 @@ Informer::Handler Controller::enqueue_self(Updates updates) {
     if (!object) return;
     auto key = object_key(*object);
     // The object is gone: what our writes to it and its children returned is moot.
-    if (change.type == StoreChange::Type::deleted && options_.write_tracker) {
-      options_.write_tracker->forget_owner(key);
-    }
+    if (change.type == StoreChange::Type::deleted) tracker_->forget_owner(key);
     queue_->add(key, priority_of(change));
   };
 }
@@ -255,23 +264,29 @@ asio::awaitable<void> Controller::process(QueueItem item) {
   // Read your own writes (KEP-5647): a cache that has not yet observed our last write for this key
   // would start the reconcile from before it. The informer's event for that write usually brings
   // the key back first; the delayed add is the fallback.
-  if (options_.write_tracker) {
-    if (auto behind = options_.write_tracker->behind(key)) {
-      stale_cache_.inc();
-      VLOG(1) << context.log_prefix << " cache behind our last write, requeued after "
-              << options_.stale_cache_retry.count() << " ms: cache=\"" << behind->cache
-              << "\" object=" << behind->object_key << " written=" << behind->written
-              << " observed=" << (behind->observed.empty() ? "(none)" : behind->observed);
-      queue_->add_after(key, options_.stale_cache_retry, item.priority);
-      queue_->done(key);
-      co_return;
-    }
+  if (auto behind = tracker_->behind(key)) {
+    stale_cache_.inc();
+    VLOG(1) << context.log_prefix << " cache behind our last write, requeued after "
+            << options_.stale_cache_retry.count() << " ms: cache=\"" << behind->cache
+            << "\" object=" << behind->object_key << " written=" << behind->written
+            << " observed=" << (behind->observed.empty() ? "(none)" : behind->observed);
+    queue_->add_after(key, options_.stale_cache_retry, item.priority);
+    queue_->done(key);
+    co_return;
   }
 
   active_workers_gauge_.set(++active_workers_);
   worked_since_trim_ = true;
   auto start = clock_.now();
   if (options_.reconcile_timeout.count() > 0) context.deadline = start + options_.reconcile_timeout;
+  // The reconcile's door: its writes carry the deadline and the anchors, and record themselves.
+  std::optional<Client> client;
+  if (options_.client) {
+    client.emplace(
+        context.deadline ? options_.client->with_deadline(*context.deadline) : *options_.client,
+        *tracker_, request, context.log_prefix);
+    context.client = &*client;
+  }
   ReconcileResult result;
   try {
     result = co_await reconciler_.reconcile(request, context);
@@ -313,6 +328,13 @@ asio::awaitable<void> Controller::process(QueueItem item) {
       LOG(ERROR) << context.log_prefix
                  << " Reconciler error (terminal, not retried): " << result.message;
       queue_->forget(key);
+      break;
+    case ReconcileResult::Kind::conflict:
+      // Someone wrote the object since our cache showed it: its event is on the way, and the
+      // rate limiter spaces the retries. Not an error.
+      conflicts_.inc();
+      VLOG(1) << context.log_prefix << " conflict, requeued: " << result.message;
+      queue_->add_rate_limited(key, priority);
       break;
     case ReconcileResult::Kind::requeue_after:
       queue_->forget(key);

@@ -16,6 +16,7 @@
 #include "ctrl/queue/work_queue.h"
 #include "ctrl/reconciler.h"
 #include "ctrl/write_tracker.h"
+#include "kube/api/rest_client.h"
 
 namespace ctrl {
 
@@ -41,10 +42,14 @@ class Controller {
     // controller_runtime_reconcile_timeouts_total. Zero: none, controller-runtime's default.
     std::chrono::milliseconds reconcile_timeout{0};
     std::function<void()> release_heap = release_free_heap;
-    // Read your own writes (KEP-5647): the reconciler records its writes here, and a key whose
-    // caches have not yet observed its last write is not reconciled: it is requeued after
+    // Each reconcile's ctrl::Client writes through this (ReconcileContext::client). Null: no
+    // Client (tests of the loop alone).
+    std::shared_ptr<kube::RestClient> client;
+    // Read your own writes (KEP-5647), always on: the Client records every write here, and a key
+    // whose caches have not yet observed its last write is not reconciled: it is requeued after
     // `stale_cache_retry` (no rate limiter, no error) and counted in
-    // controller_runtime_reconcile_stale_cache_total. Null: every key is reconciled at once.
+    // controller_runtime_reconcile_stale_cache_total. Null: the controller's own
+    // (write_tracker()), with which the builder registers the caches it wires.
     WriteTracker* write_tracker = nullptr;
     std::chrono::milliseconds stale_cache_retry{100};
   };
@@ -54,6 +59,7 @@ class Controller {
   ~Controller();
 
   WorkQueue& queue() { return *queue_; }
+  WriteTracker& write_tracker() { return *tracker_; }
   const std::string& name() const { return options_.name; }
 
   // Informer handlers, like controller-runtime's For() and Owns(): the object's own key, or the
@@ -93,6 +99,8 @@ class Controller {
   const Clock& clock_;
   Random& random_;
   std::unique_ptr<WorkQueue> queue_;
+  std::unique_ptr<WriteTracker> own_tracker_;  // when Options::write_tracker is null
+  WriteTracker* tracker_;
   boost::asio::steady_timer wake_;   // workers wait on it; cancel() wakes them all
   boost::asio::steady_timer delay_;  // fires at the queue's next delayed add
   boost::asio::steady_timer resync_timer_;
@@ -108,6 +116,7 @@ class Controller {
   Counter& panics_;
   Counter& timeouts_;
   Counter& stale_cache_;
+  Counter& conflicts_;
 };
 
 }  // namespace ctrl

@@ -91,6 +91,8 @@ class Manager {
   Informer& informer(const Kind& kind, const std::string& label_selector = {},
                      std::function<void(rapidjson::Document&)> transform = nullptr);
   Controller& add_controller(Controller::Options options, Reconciler& reconciler);
+  // The REST client the informers use; the builder hands it to its controllers' Clients.
+  const std::shared_ptr<kube::RestClient>& client() const { return client_; }
   // The recorder is flushed at shutdown, and a failure of its sender ends the process. It must
   // outlive the manager's run().
   void add_event_recorder(EventRecorder& recorder);

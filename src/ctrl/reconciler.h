@@ -5,32 +5,45 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
+
+#include "kube/core/api_error.h"
 
 namespace ctrl {
 
-// What a reconcile is asked to do: a key only. The reconciler reads the object's current state from
-// the cache (level-based), so it never learns why it was called and must be idempotent.
-struct Request {
-  Request() = default;  // not an aggregate: GCC 12 co_await temporaries (kube/list_options.h)
-  Request(std::string n, std::string nm) : ns(std::move(n)), name(std::move(nm)) {}
+class Client;
+
+// Which object: namespace (empty for a cluster-scoped one) and name, controller-runtime's
+// client.ObjectKey. Work-queue and cache keys are its text, "namespace/name" (key()).
+struct ObjectKey {
+  ObjectKey() = default;  // not an aggregate: GCC 12 co_await temporaries (kube/list_options.h)
+  ObjectKey(std::string n, std::string nm) : ns(std::move(n)), name(std::move(nm)) {}
 
   std::string ns;
   std::string name;
 
-  static Request from_key(const std::string& key);
+  static ObjectKey from_key(const std::string& key);
   std::string key() const;
+  bool operator==(const ObjectKey&) const = default;
 };
+
+// What a reconcile is asked to do: a key only. The reconciler reads the object's current state from
+// the cache (level-based), so it never learns why it was called and must be idempotent.
+using Request = ObjectKey;
 
 // The outcome of one reconcile, with controller-runtime's precedence:
 //   error     -> retried with the per-key rate limiter (5 ms doubling to 1000 s); requeue ignored;
 //   terminal  -> not retried (the reconciler should also record a Warning Event); the next change
 //                to the object brings it back;
 //   requeue_after(d) -> forgotten by the rate limiter, then added again after d;
+//   conflict  -> a write was refused with 409 Conflict (the object changed since the cache showed
+//                it): retried with the rate limiter like an error, but quietly: logged at -v=1,
+//                counted in controller_runtime_reconcile_conflicts_total, not as an error;
 //   done      -> forgotten; nothing happens until the object or a child changes.
 // A retry (error, requeue_after) is queued at `priority` when set, else at the priority the key
 // had, as controller-runtime's Result.Priority.
 struct ReconcileResult {
-  enum class Kind { done, requeue_after, error, terminal };
+  enum class Kind { done, requeue_after, error, terminal, conflict };
 
   static ReconcileResult done() { return {}; }
   static ReconcileResult requeue(std::chrono::milliseconds after) {
@@ -45,6 +58,15 @@ struct ReconcileResult {
     r.message = std::move(message);
     return r;
   }
+  static ReconcileResult conflict(std::string message) {
+    ReconcileResult r;
+    r.kind = Kind::conflict;
+    r.message = std::move(message);
+    return r;
+  }
+  // A request failed while `doing` something: conflict() for a 409 Conflict, else error(), with
+  // the message "doing: <the server's words>".
+  static ReconcileResult failed(std::string_view doing, const kube::ApiError& api_error);
   static ReconcileResult terminal(std::string message) {
     ReconcileResult r;
     r.kind = Kind::terminal;
@@ -69,6 +91,10 @@ struct ReconcileContext {
   // (kube::RestClient::with_deadline), so past it nothing more is sent and the request in flight
   // is cut.
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // The reconcile's door to the caches and the API server (ctrl/client.h): bound to the key, the
+  // deadline and the log anchors above, and every write through it is read back before the key
+  // is reconciled again. Set by the controller; null only where a test builds a context by hand.
+  Client* client = nullptr;
 };
 
 class Reconciler {

@@ -13,14 +13,48 @@ const Clock& WriteTracker::default_clock() {
 }
 
 void WriteTracker::add_cache(const ObjectStore& store, std::string name,
-                             NewestResourceVersion newest) {
-  caches_[&store] = Cache{std::move(name), std::move(newest)};
+                             NewestResourceVersion newest, std::optional<Scope> scope) {
+  Cache cache{std::move(name), std::move(newest), std::nullopt, std::nullopt};
+  if (scope) {
+    cache.selector = LabelSelector::parse(scope->label_selector);
+    if (cache.selector) cache.scope = std::move(scope);
+  }
+  caches_[&store] = std::move(cache);
 }
 
 void WriteTracker::add_informer(Informer& informer) {
-  add_cache(informer.store(), informer.name(),
-            [&informer] { return informer.newest_resource_version(); });
+  if (caches_.count(&informer.store())) return;
+  const auto& options = informer.options();
+  // A field selector is not evaluated here: such a cache is written to by store only.
+  std::optional<Scope> scope;
+  if (options.field_selector.empty()) scope = Scope(options.collection, options.label_selector);
+  add_cache(
+      informer.store(), informer.name(), [&informer] { return informer.newest_resource_version(); },
+      std::move(scope));
   informer.add_handler(forget_deleted(informer.store()));
+}
+
+bool WriteTracker::holds_path(const Cache& c, const kube::ResourcePath& object) {
+  if (!c.scope) return false;
+  const auto& collection = c.scope->collection;
+  return collection.group == object.group && collection.resource == object.resource &&
+         (collection.ns.empty() || collection.ns == object.ns);
+}
+
+void WriteTracker::record_write(const kube::ResourcePath& object, const std::string& owner_key,
+                                const rapidjson::Value& written) {
+  for (const auto& [store, cache] : caches_) {
+    if (holds_path(cache, object) && cache.selector->matches(written)) {
+      record(*store, owner_key, written);
+    }
+  }
+}
+
+void WriteTracker::forget_write(const kube::ResourcePath& object) {
+  const std::string key = object_key(object.ns, object.name);
+  for (const auto& [store, cache] : caches_) {
+    if (holds_path(cache, object)) forget(*store, key);
+  }
 }
 
 void WriteTracker::record(const ObjectStore& cache, const std::string& owner_key,

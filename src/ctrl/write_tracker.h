@@ -15,6 +15,8 @@
 #include "ctrl/base/clock.h"
 #include "ctrl/cache/informer.h"
 #include "ctrl/cache/object_store.h"
+#include "ctrl/object/label_selector.h"
+#include "kube/core/resource_path.h"
 
 namespace ctrl {
 
@@ -61,11 +63,32 @@ class WriteTracker {
     std::string observed;       // the cache's newest resourceVersion
   };
 
+  // What a cache holds, so that a write by path (record_write) finds the caches that will see
+  // it: objects of the collection's group and resource, in its namespace (empty: every one),
+  // whose labels match the selector. A cache without a scope is only written to by store.
+  struct Scope {
+    Scope() = default;
+    Scope(kube::ResourcePath c, std::string selector)
+        : collection(std::move(c)), label_selector(std::move(selector)) {}
+    kube::ResourcePath collection;
+    std::string label_selector;
+  };
+
   // Caches must be known before writes to them are recorded (writes to an unknown cache are not
-  // recorded: fail open). `name` is for logs.
-  void add_cache(const ObjectStore& store, std::string name, NewestResourceVersion newest);
-  // The informer's store, its newest resourceVersion, and forget_deleted as its handler.
+  // recorded: fail open). `name` is for logs. A selector the tracker cannot read gives the cache
+  // no scope (fail open).
+  void add_cache(const ObjectStore& store, std::string name, NewestResourceVersion newest,
+                 std::optional<Scope> scope = std::nullopt);
+  // The informer's store, scope and newest resourceVersion, and forget_deleted as its handler.
+  // Once per informer: a second call changes nothing.
   void add_informer(Informer& informer);
+
+  // A write to `object` (its path; a subresource names the object's own caches) returned
+  // `written`: recorded in every cache whose scope holds it (ctrl::Client calls this).
+  void record_write(const kube::ResourcePath& object, const std::string& owner_key,
+                    const rapidjson::Value& written);
+  // A DELETE of `object` was accepted: forgotten in every cache of its resource and namespace.
+  void forget_write(const kube::ResourcePath& object);
 
   // A write through the runtime returned `written` (the object as the server has it after the
   // write) for the object in `cache`, made by the reconcile of `owner_key`.
@@ -91,7 +114,11 @@ class WriteTracker {
   struct Cache {
     std::string name;
     NewestResourceVersion newest;
+    std::optional<Scope> scope;
+    std::optional<LabelSelector> selector;  // of the scope
   };
+  // Whether `c`'s scope holds objects at `object` (resource and namespace; labels not checked).
+  static bool holds_path(const Cache& c, const kube::ResourcePath& object);
   struct Record {
     const ObjectStore* cache = nullptr;
     std::string object_key;

@@ -78,6 +78,8 @@ class Informer {
   const std::string& newest_resource_version() const { return newest_resource_version_; }
   // "apps/v1 deployments" for logs.
   const std::string& name() const { return name_; }
+  // What it lists and watches (collection, selectors).
+  const Options& options() const { return options_; }
 
   // Lists and watches until stop(). Never throws on API or network failures: it backs off and
   // tries again.

@@ -28,6 +28,7 @@
 #include "appservice_test_support.h"
 #include "ctrl/base/clock.h"
 #include "ctrl/cache/object_store.h"
+#include "ctrl/client.h"
 #include "ctrl/events/event.h"
 #include "ctrl/events/event_recorder.h"
 #include "ctrl/object/object_meta.h"
@@ -432,16 +433,27 @@ void run(const Case& c) {
   eo.instance = "test";
   ctrl::EventRecorder events(io.get_executor(), kube::testing::rest_client_for(io, event_sink), eo,
                              clock, nullptr);
+  // Each cache holds its resource, as the informers' would (what ctrl::Client's writes find).
   ctrl::WriteTracker writes;
-  writes.add_cache(apps, "apps", [&] { return newest_of(apps); });
-  writes.add_cache(deployments, "deployments", [&] { return newest_of(deployments); });
-  writes.add_cache(services, "services", [&] { return newest_of(services); });
-  appservice::AppServiceReconciler reconciler({&apps, &deployments, &services, &writes},
-                                              kube::testing::rest_client_for(io, api), events,
-                                              clock);
+  auto scope = [](const char* api_version, const char* resource) {
+    return ctrl::WriteTracker::Scope(kube::ResourcePath::from_api_version(api_version, resource),
+                                     "");
+  };
+  writes.add_cache(
+      apps, "apps", [&] { return newest_of(apps); }, scope("app.example.com/v1", "appservices"));
+  writes.add_cache(
+      deployments, "deployments", [&] { return newest_of(deployments); },
+      scope("apps/v1", "deployments"));
+  writes.add_cache(
+      services, "services", [&] { return newest_of(services); }, scope("v1", "services"));
+  appservice::AppServiceReconciler reconciler({&apps, &deployments, &services}, events, clock);
+  const std::string name = parsed(c.world.app).name;
   ctrl::ReconcileContext ctx;
   ctx.log_prefix = "controller=appservice namespace=demo name=nginx-app reconcileID=test";
-  const std::string name = parsed(c.world.app).name;
+  // As the controller gives each reconcile (ctrl::Controller::process).
+  ctrl::Client client(*kube::testing::rest_client_for(io, api), writes,
+                      ctrl::ObjectKey("demo", name), ctx.log_prefix);
+  ctx.client = &client;
   ctrl::ReconcileResult result;
   int held = 0;
   auto body = [&]() -> asio::awaitable<void> {

@@ -148,31 +148,34 @@ TEST_CASE("builder: for_kind, owns and watches queue the keys they name", "[buil
   CHECK(reconciler.keys == std::set<std::string>{"ns/a", "ns/for-x"});
 }
 
-TEST_CASE("builder: reads_own_writes registers the caches it wires with the write tracker",
+TEST_CASE("builder: the caches it wires are registered with the controller's write tracker",
           "[builder]") {
   Fixture f;
   ctrl::Manager manager(f.io, Fixture::options(), f.client, f.metrics, f.clock, f.random);
   auto& primaries = manager.informer(kConfigMap, "role=primary");
   auto& children = manager.informer(kConfigMap, "role=child");
-  auto written = [](const std::string& name, const std::string& rv) {
+  auto written = [](const std::string& name, const std::string& rv, const std::string& role) {
     rapidjson::Document d;
     d.Parse((R"({"metadata":{"namespace":"ns","name":")" + name + R"(","uid":"u-)" + name +
-             R"(","resourceVersion":")" + rv + R"("}})")
+             R"(","resourceVersion":")" + rv + R"(","labels":{"role":")" + role + R"("}}})")
                 .c_str());
     return d;
   };
-  ctrl::WriteTracker tracker;
-  tracker.record(primaries.store(), "ns/a", written("a", "10"));
-  CHECK(tracker.size() == 0);  // a cache the tracker does not know: not recorded (fail open)
   KeyRecorder reconciler(manager, 1);
   ctrl::Controller::Options co;
   co.name = "test";
-  ctrl::ControllerBuilder(manager, co)
-      .for_kind(kConfigMap, primaries)
-      .owns(children)
-      .reads_own_writes(tracker)
-      .complete(reconciler);
-  tracker.record(primaries.store(), "ns/a", written("a", "10"));
-  tracker.record(children.store(), "ns/a", written("child", "11"));
+  auto& controller = ctrl::ControllerBuilder(manager, co)
+                         .for_kind(kConfigMap, primaries)
+                         .owns(children)
+                         .complete(reconciler);
+  ctrl::WriteTracker& tracker = controller.write_tracker();
+  tracker.record(primaries.store(), "ns/a", written("a", "10", "primary"));
+  tracker.record(children.store(), "ns/a", written("child", "11", "child"));
   CHECK(tracker.size() == 2);
+  // A write by path goes to the caches whose selector holds what was written.
+  const auto configmaps = kConfigMap.collection().in_namespace("ns");
+  tracker.record_write(configmaps.named("b"), "ns/b", written("b", "12", "primary"));
+  tracker.record_write(configmaps.named("c"), "ns/b", written("c", "13", "child"));
+  tracker.record_write(configmaps.named("d"), "ns/b", written("d", "14", "neither"));
+  CHECK(tracker.size() == 4);
 }

@@ -170,6 +170,23 @@ TEST_CASE("controller: errors retry with backoff, success forgets", "[controller
         std::string::npos);
 }
 
+TEST_CASE("controller: a conflict is retried with backoff, counted, and is no error",
+          "[controller]") {
+  Fixture f;
+  f.reconciler.script["ns/a"] = {[] { return ReconcileResult::conflict("someone wrote first"); }};
+  f.controller->queue().add("ns/a");
+  REQUIRE(run_until(f.io, [&] {
+    return f.reconciler.calls["ns/a"] == 2 && f.controller->queue().processing() == 0;
+  }));
+  auto text = f.metrics.render();
+  CHECK(text.find("controller_runtime_reconcile_conflicts_total{controller=\"test\"} 1") !=
+        std::string::npos);
+  CHECK(text.find("controller_runtime_reconcile_errors_total{controller=\"test\"} 0") !=
+        std::string::npos);
+  CHECK(text.find("controller_runtime_reconcile_total{controller=\"test\",result=\"requeue\"} 1") !=
+        std::string::npos);
+}
+
 TEST_CASE("controller: terminal errors are not retried", "[controller]") {
   Fixture f;
   f.reconciler.script["ns/a"] = {[] { return ReconcileResult::terminal("bad spec"); }};
