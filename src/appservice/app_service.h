@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include "ctrl/object/condition.h"
+
 namespace appservice {
 
 // The AppService API (app.example.com/v1) as typed C++; the schema is crds/. Fields hold values
@@ -86,15 +88,8 @@ struct AppServiceSpec {
   ServiceType service_type = ServiceType::cluster_ip;
 };
 
-// One metav1.Condition; times are RFC 3339 strings as the API server writes them.
-struct Condition {
-  std::string type;
-  std::string status;  // "True", "False" or "Unknown"
-  std::int64_t observed_generation = 0;
-  std::string last_transition_time;
-  std::string reason;
-  std::string message;
-};
+// One metav1.Condition (the runtime's, with apimachinery's semantics: ctrl/object/condition.h).
+using Condition = ctrl::Condition;
 
 struct AppServiceStatus {
   std::int64_t observed_generation = 0;

@@ -143,14 +143,7 @@ Condition degraded(const StatusInputs& in) {
 // metav1.Condition semantics: the transition time moves only when the status flips.
 void stamp(Condition& c, const StatusInputs& in) {
   c.observed_generation = in.app.generation;
-  auto prev = std::find_if(in.previous.begin(), in.previous.end(),
-                           [&](const Condition& p) { return p.type == c.type; });
-  if (prev != in.previous.end() && prev->status == c.status &&
-      !prev->last_transition_time.empty()) {
-    c.last_transition_time = prev->last_transition_time;
-  } else {
-    c.last_transition_time = std::string(in.now);
-  }
+  c = ctrl::transitioned(std::move(c), in.previous, in.now);
 }
 
 Value str(std::string_view s, rapidjson::Document::AllocatorType& a) {
@@ -273,21 +266,7 @@ AppServiceStatus compute_status(const StatusInputs& in) {
 }
 
 std::vector<Condition> parse_conditions(const rapidjson::Value& object) {
-  std::vector<Condition> out;
-  const Value* list = member(member(&object, "status"), "conditions");
-  if (!list || !list->IsArray()) return out;
-  for (const Value& v : list->GetArray()) {
-    if (!v.IsObject() || text(&v, "type").empty()) continue;
-    Condition c;
-    c.type = text(&v, "type");
-    c.status = text(&v, "status");
-    c.observed_generation = integer(&v, "observedGeneration");
-    c.last_transition_time = text(&v, "lastTransitionTime");
-    c.reason = text(&v, "reason");
-    c.message = text(&v, "message");
-    out.push_back(std::move(c));
-  }
-  return out;
+  return ctrl::conditions_from_json(member(member(&object, "status"), "conditions"));
 }
 
 rapidjson::Document status_to_json(const AppServiceStatus& status) {
@@ -299,16 +278,8 @@ rapidjson::Document status_to_json(const AppServiceStatus& status) {
   doc.AddMember("availableReplicas", Value(status.available_replicas), a);
   doc.AddMember("selector", str(status.selector, a), a);
   Value conditions(rapidjson::kArrayType);
-  for (const Condition& c : status.conditions) {
-    Value v(rapidjson::kObjectType);
-    v.AddMember("type", str(c.type, a), a);
-    v.AddMember("status", str(c.status, a), a);
-    v.AddMember("observedGeneration", Value(c.observed_generation), a);
-    v.AddMember("lastTransitionTime", str(c.last_transition_time, a), a);
-    v.AddMember("reason", str(c.reason, a), a);
-    v.AddMember("message", str(c.message, a), a);
-    conditions.PushBack(std::move(v), a);
-  }
+  for (const Condition& c : status.conditions)
+    conditions.PushBack(ctrl::condition_to_json(c, a), a);
   doc.AddMember("conditions", std::move(conditions), a);
   return doc;
 }

@@ -9,6 +9,8 @@
 #include <set>
 #include <utility>
 
+#include "ctrl/object/owner_reference.h"
+
 namespace appservice {
 namespace {
 
@@ -49,17 +51,15 @@ Value metadata(const AppService& app, Allocator& a) {
   add(meta, "name", app.name, a);
   add(meta, "namespace", app.namespace_, a);
   add(meta, "labels", labels(app, a), a);
-  Value owner(rapidjson::kObjectType);
-  add(owner, "apiVersion", kApiVersion, a);
-  add(owner, "kind", kKind, a);
-  add(owner, "name", app.name, a);
-  add(owner, "uid", app.uid, a);
-  add(owner, "controller", Value(true), a);
-  add(owner, "blockOwnerDeletion", Value(true), a);
-  Value owners(rapidjson::kArrayType);
-  owners.PushBack(std::move(owner), a);
-  add(meta, "ownerReferences", std::move(owners), a);
   return meta;
+}
+
+// Our metadata, controlled by the AppService (the garbage collector deletes the child with it).
+void add_metadata(Document& doc, const AppService& app) {
+  auto& a = doc.GetAllocator();
+  add(doc, "metadata", metadata(app, a), a);
+  const ctrl::OwnerRef owner{std::string(kApiVersion), std::string(kKind), app.name, app.uid};
+  ctrl::set_controller_reference(doc, owner, a);
 }
 
 Value key_selector(const KeySelector& s, Allocator& a) {
@@ -178,7 +178,7 @@ Document desired_deployment(const AppService& app) {
   auto& a = doc.GetAllocator();
   add(doc, "apiVersion", "apps/v1", a);
   add(doc, "kind", "Deployment", a);
-  add(doc, "metadata", metadata(app, a), a);
+  add_metadata(doc, app);
 
   Value selector(rapidjson::kObjectType);
   add(selector, "matchLabels", selector_labels(app, a), a);
@@ -206,7 +206,7 @@ Document desired_service(const AppService& app) {
   auto& a = doc.GetAllocator();
   add(doc, "apiVersion", "v1", a);
   add(doc, "kind", "Service", a);
-  add(doc, "metadata", metadata(app, a), a);
+  add_metadata(doc, app);
 
   Value ports(rapidjson::kArrayType);
   for (const ServicePort& p : app.spec.ports) {
