@@ -45,7 +45,8 @@ if(CMAKE_BUILD_TYPE STREQUAL "Sanitize")
                       $<INSTALL_INTERFACE:-fsanitize=address,undefined>)
 endif()
 
-install(TARGETS asop_third_party asop_kube ${asop_installed_rooms}
+set_target_properties(asop_boost PROPERTIES EXPORT_NAME boost)
+install(TARGETS asop_boost asop_third_party asop_kube ${asop_installed_rooms}
         EXPORT AsopRuntimeTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${ASOP_INSTALL_INCLUDEDIR})
