@@ -17,11 +17,8 @@
 # On a control plane of its own: its 300 rollouts would otherwise hold the shared
 # kube-controller-manager (20 QPS) and slow every other test's rollout behind them.
 source "$(dirname "$0")/faults/lib.sh"
-proxy_bin=${ASOP_SLOW_WATCH_PROXY:-$(dirname "${ASOP_BINARY:?}")/test/slow_watch_proxy}
-[ -x "$proxy_bin" ] || fail "no slow_watch_proxy at $proxy_bin (build the slow_watch_proxy target)"
 proxy_pid=""
 own_controlplane  # KUBECONFIG, namespace $ns; the EXIT trap stops the operators, proxy and all
-[ -f "$cp_dir/token" ] || fail "no admin token at $cp_dir/token"
 
 n=100
 delay_ms=1500
@@ -36,13 +33,6 @@ reported() {
 observed() {
   kubectl -n "$ns" get appservices -o jsonpath='{range .items[*]}{.metadata.generation} {.status.observedGeneration} {.status.conditions[?(@.type=="Progressing")].reason}{"\n"}{end}' |
     awk '$1 == $2 && $3 == "RolloutComplete"' | wc -l
-}
-stale_holds() {
-  local body
-  body=$(metrics "$1") || fail "no /metrics on port $1"
-  grep -q '^controller_runtime_reconcile_stale_cache_total{controller="appservice"} ' <<<"$body" ||
-    fail "controller_runtime_reconcile_stale_cache_total{controller=\"appservice\"} missing on port $1"
-  awk '/^controller_runtime_reconcile_stale_cache_total\{controller="appservice"\}/ {print $NF}' <<<"$body"
 }
 # bulk NAME IMAGE: every AppService to IMAGE; waits until applied, reported, observed and our
 # writes settled; sets per_app (writes per AppService of the change) and holds (what the metric
@@ -61,41 +51,7 @@ bulk() {
   holds=$(( $(stale_holds "${!port_var}") - held_before ))
 }
 
-# The proxy's serving certificate, which the proxied kubeconfig trusts; it forwards the admin
-# bearer token as it came (a client certificate cannot pass a TLS-terminating proxy).
-work=$OP_LOG_DIR/ryw
-mkdir -p "$work"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-  -subj "/CN=slow-watch-proxy" -addext "subjectAltName=IP:127.0.0.1" \
-  -keyout "$work/proxy.key" -out "$work/proxy.crt" 2>/dev/null
-server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
-proxy_port=$(free_port)
-"$proxy_bin" --listen "$proxy_port" --upstream "${server#https://}" --cert "$work/proxy.crt" \
-  --key "$work/proxy.key" --upstream-ca "$cp_dir/pki/ca.crt" --delay-ms "$delay_ms" \
-  >"$OP_LOG_DIR/proxy.log" 2>&1 &
-proxy_pid=$!
-eventually 30 grep -q '^listening' "$OP_LOG_DIR/proxy.log"
-slow_kubeconfig=$work/slow.kubeconfig
-cat >"$slow_kubeconfig" <<KUBECONFIG
-apiVersion: v1
-kind: Config
-clusters:
-- name: slow
-  cluster:
-    server: https://127.0.0.1:$proxy_port
-    certificate-authority-data: $(base64 -w0 <"$work/proxy.crt")
-users:
-- name: admin-token
-  user:
-    token: $(cat "$cp_dir/token")
-contexts:
-- name: slow
-  context: {cluster: slow, user: admin-token, namespace: default}
-current-context: slow
-KUBECONFIG
-chmod 600 "$slow_kubeconfig"
-# The proxy works and passes a plain request at once.
-kubectl --kubeconfig "$slow_kubeconfig" get --raw /readyz >/dev/null || fail "the proxy does not pass requests"
+start_slow_watch_proxy "$delay_ms"
 
 start=$(date +%s)
 manifest nginx:1.27 | kubectl -n "$ns" apply -f - >/dev/null
