@@ -19,10 +19,16 @@ COPY docs/architecture.md /architecture.md
 RUN grep '^| `src/' /architecture.md > /rooms.md
 
 FROM debian:bookworm-slim AS build
+# CCACHE_REMOTE (optional): a ccache remote storage the compile reads, e.g. the test suite's Release
+# objects served on loopback (test/docker/build-image.sh, `--network host`): the same compiler,
+# flags and relative paths make the build stage's compile a cache hit instead of a second one.
+# Unset, the build is a plain one and ccache is not installed.
+ARG CCACHE_REMOTE=
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       cmake ninja-build g++ pkg-config libboost1.81-dev libssl-dev zlib1g-dev rapidjson-dev \
       libgoogle-glog-dev libyaml-cpp-dev catch2 ca-certificates binutils \
+      ${CCACHE_REMOTE:+ccache} \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Only what the operator target needs, so edits to tests or docs keep the compile layer cached.
@@ -30,9 +36,20 @@ COPY CMakeLists.txt ./
 COPY cmake/ cmake/
 COPY --from=rooms /rooms.md docs/architecture.md
 COPY src/ src/
-RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null \
- && cmake --build /build --target appservice-operator \
- && strip --strip-all /build/appservice-operator
+# The build tree is /src/build, as the suite's is build/ in its checkout: ccache hashes paths
+# relative to the base directory, so both compile with the same arguments.
+RUN set -eu; launcher=""; \
+    if [ -n "$CCACHE_REMOTE" ]; then \
+      export CCACHE_DIR=/tmp/ccache CCACHE_REMOTE_STORAGE="$CCACHE_REMOTE" CCACHE_BASEDIR=/src \
+             CCACHE_NOHASHDIR=true \
+             CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime; \
+      launcher=-DCMAKE_CXX_COMPILER_LAUNCHER=ccache; \
+    fi; \
+    cmake -S . -B /src/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF $launcher >/dev/null; \
+    cmake --build /src/build --target appservice-operator; \
+    if [ -n "$CCACHE_REMOTE" ]; then ccache --show-stats | grep -E 'Hits|Misses' || true; rm -rf /tmp/ccache; fi; \
+    mkdir -p /build; mv /src/build/appservice-operator /build/; rm -rf /src/build; \
+    strip --strip-all /build/appservice-operator
 # The final filesystem: the binary, each library ldd resolves (copied at the path ldd shows, so the
 # loader's default search finds them without an ld.so.cache), the dynamic loader, CA roots, and the
 # non-root user. glibc >= 2.34 has the files/dns NSS modules built in, so no libnss_* is needed.

@@ -7,7 +7,7 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libboost1.81-dev libssl-dev zlib1g-dev rapidjson-dev
   libgoogle-glog-dev libyaml-cpp-dev catch2 clang clang-format libclang-rt-14-dev
-  openssl curl iproute2 ca-certificates jq yq prometheus ccache)
+  openssl curl iproute2 ca-certificates jq yq prometheus ccache python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$p")
