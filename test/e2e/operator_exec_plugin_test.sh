@@ -38,7 +38,8 @@ kind: AppService
 metadata: {name: during}
 spec: {size: 1, image: nginx:1.27}
 YAML
-read -r holder last_renew lease_s < <(lease)
+l=$(lease)
+read -r holder last_renew lease_s <<<"$l"  # (jsonpath ends without a newline: a here-string adds it)
 [ -n "$holder" ] && [ -n "$lease_s" ] || fail "the Lease has no holder or duration: $(lease)"
 last_renew_ms=$(ms_of "$last_renew")
 renewals=0 max_gap_ms=0 probes=0 failed_probes=0 in_a_row=0 max_ms=0
