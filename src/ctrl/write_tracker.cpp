@@ -66,7 +66,7 @@ void WriteTracker::record(const ObjectStore& cache, const std::string& owner_key
   const std::string uid(meta_uid(written));
   // The last finalizer of an object being deleted is gone: the server deletes it now, and its
   // answer carries the resourceVersion the cache may already hold.
-  const bool deleting = meta_being_deleted(written) && meta_finalizers(written).empty();
+  const bool deleting = meta_deleted_by_write(written);
   auto& records = records_[owner_key];
   for (auto& r : records) {
     if (r.cache != &cache || r.object_key != object_key) continue;

@@ -68,6 +68,14 @@ std::vector<std::string> meta_finalizers(const rapidjson::Value& object) {
   return out;
 }
 
+bool meta_deleted_by_write(const rapidjson::Value& written) {
+  if (!meta_being_deleted(written) || !meta_finalizers(written).empty()) return false;
+  const auto* meta = metadata(written);
+  auto grace = meta->FindMember("deletionGracePeriodSeconds");
+  return grace == meta->MemberEnd() || grace->value.IsNull() ||
+         (grace->value.IsInt64() && grace->value.GetInt64() == 0);
+}
+
 std::optional<std::uint64_t> resource_version_number(std::string_view resource_version) {
   // Digits only, no sign, no leading zero (a canonical decimal), at most 20 of them.
   if (resource_version.empty() || resource_version.size() > 20) return std::nullopt;

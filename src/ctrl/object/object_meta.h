@@ -28,6 +28,9 @@ std::string_view meta_label(const rapidjson::Value& object, std::string_view key
 bool meta_being_deleted(const rapidjson::Value& object);
 // metadata.finalizers; other items skipped.
 std::vector<std::string> meta_finalizers(const rapidjson::Value& object);
+// The API server deletes the object on the write that returned it (its ShouldDeleteDuringUpdate):
+// being deleted, no finalizer left, and no grace period still running (a Pod's kubelet confirms).
+bool meta_deleted_by_write(const rapidjson::Value& written);
 
 // A resourceVersion as the unsigned integer it is: Kubernetes 1.35+ guarantees resourceVersions
 // are decimal integers that compare in the order the writes happened (KEP-5504). nullopt for an

@@ -229,6 +229,14 @@ TEST_CASE("write tracker: a write that ends in deletion holds its key until the 
   f.tracker.record(f.apps.store, "ns/b", finalized("b", "130"));
   f.apps.holds(object("b", "131", "uid-2"));
   CHECK_FALSE(f.tracker.behind("ns/b"));
+  // A Pod whose grace period still runs is not deleted by the write (its kubelet confirms): an
+  // ordinary record, caught up at the resourceVersion written.
+  rapidjson::Document graceful = finalized("p", "135");
+  graceful["metadata"].AddMember("deletionGracePeriodSeconds", 30, graceful.GetAllocator());
+  f.apps.holds(graceful);
+  f.apps.newest = "135";
+  f.tracker.record(f.apps.store, "ns/p", graceful);
+  CHECK_FALSE(f.tracker.behind("ns/p"));
   // Nor does a cache that never hears of it hold the key for good.
   f.apps.holds(object("c", "140"));
   f.tracker.record(f.apps.store, "ns/c", finalized("c", "140"));
