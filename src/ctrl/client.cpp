@@ -94,9 +94,27 @@ asio::awaitable<Client::Response> Client::remove(const kube::ResourcePath& objec
                                                  kube::DeleteOptions options, std::string why) {
   auto w = writer(std::move(why));
   auto result = co_await w.delete_(object, options);
+  if (result && result->body && !meta_uid(*result->body).empty() &&
+      !meta_finalizers(*result->body).empty()) {
+    // Still there, being deleted (foreground, or another finalizer): a write the cache must see.
+    co_return recorded(object, std::move(result));
+  }
   // Whatever our earlier writes to it returned is moot: its deletion is what the cache will see.
-  if (result) tracker_.forget_write(object);
+  if (result || result.error().is(kube::Errc::not_found)) tracker_.forget_write(object);
   co_return result;
+}
+
+// A guarded JSON patch whose "test" op failed is answered 422 Invalid (the API server's
+// applyJSPatch: "testing value ... failed: test failed"), not 409; to the caller it is the same:
+// another writer came first.
+Client::Response Client::guard_failed_as_conflict(Response result) {
+  if (result || !result.error().is(kube::Errc::invalid) ||
+      result.error().message.find("test failed") == std::string::npos) {
+    return result;
+  }
+  kube::ApiError conflict = std::move(result).error();
+  conflict.code = kube::make_error_code(kube::Errc::conflict);
+  return conflict;
 }
 
 asio::awaitable<Client::Response> Client::add_finalizer(const kube::ResourcePath& object,
@@ -107,7 +125,7 @@ asio::awaitable<Client::Response> Client::add_finalizer(const kube::ResourcePath
   auto result =
       co_await patch(object, kube::PatchType::json, kube::JsonBody(std::move(*patch_text)),
                      "adding finalizer " + std::string(finalizer));
-  co_return result;
+  co_return guard_failed_as_conflict(std::move(result));
 }
 
 asio::awaitable<Client::Response> Client::remove_finalizer(const kube::ResourcePath& object,
@@ -118,7 +136,7 @@ asio::awaitable<Client::Response> Client::remove_finalizer(const kube::ResourceP
   if (!patch_text) co_return kube::ApiResponse();
   auto result = co_await patch(object, kube::PatchType::json,
                                kube::JsonBody(std::move(*patch_text)), std::move(why));
-  co_return result;
+  co_return guard_failed_as_conflict(std::move(result));
 }
 
 }  // namespace ctrl

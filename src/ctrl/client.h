@@ -67,14 +67,17 @@ class Client {
   // PUT of the status subresource: the whole object, its resourceVersion a precondition.
   boost::asio::awaitable<Response> update_status(const kube::ResourcePath& object,
                                                  kube::JsonBody body, std::string why);
-  // DELETE; 200 (deleted, or finalizers pending) and 202 are both success.
+  // DELETE; 200 (deleted, or finalizers pending) and 202 are both success. An answer that is the
+  // object still there (finalizers pending) is recorded like any write; a Status, an object the
+  // server deleted, or a 404 forgets our earlier writes to it.
   boost::asio::awaitable<Response> remove(const kube::ResourcePath& object,
                                           kube::DeleteOptions options, std::string why);
 
   // The finalizer's writes (ctrl/object/finalizers.h), on `cached`, the object at `object` as the
   // cache shows it. add_finalizer is guarded by its resourceVersion, remove_finalizer by the
-  // entry's place in the list; a 409 or a failed guard is the caller's to retry. When there is
-  // nothing to do, nothing is sent: an ApiResponse with status 0 and no body.
+  // entry's place in the list; a failed guard (the API server answers 422 to a failed "test" op) comes
+  // back as Errc::conflict, like a 409: someone wrote first, the caller retries from the cache.
+  // When there is nothing to do, nothing is sent: an ApiResponse with status 0 and no body.
   boost::asio::awaitable<Response> add_finalizer(const kube::ResourcePath& object,
                                                  const rapidjson::Value& cached,
                                                  std::string_view finalizer);
@@ -86,6 +89,7 @@ class Client {
   kube::RestClient writer(std::string why) const;
   // Records a successful write's answer; the result passes through.
   Response recorded(const kube::ResourcePath& object, Response result);
+  static Response guard_failed_as_conflict(Response result);
 
   kube::RestClient rest_;
   WriteTracker& tracker_;

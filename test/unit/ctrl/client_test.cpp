@@ -156,3 +156,83 @@ TEST_CASE("reconcile result: a 409 is a quiet requeue, anything else an error", 
   forbidden.http_status = 403;
   CHECK(ctrl::ReconcileResult::failed("x", forbidden).kind == ctrl::ReconcileResult::Kind::error);
 }
+
+TEST_CASE("client: a finalizer guard that failed is a conflict, as a 409 is", "[client]") {
+  Fixture f;
+  // The API server's answer to a JSON patch whose test op failed (applyJSPatch): 422, not 409.
+  FakeApiServer api(f.io, [](const FakeApiServer::Request&) {
+    return Reply::json(
+        422,
+        R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Invalid","code":422,)"
+        R"("message":"the server rejected our request due to an error in our request: testing value /metadata/finalizers failed: test failed"})");
+  });
+  ctrl::Client client(*kube::testing::rest_client_for(f.io, api), f.tracker,
+                      ctrl::ObjectKey("ns", "a"), "controller=test");
+  auto body = [&]() -> asio::awaitable<void> {
+    const auto path = kConfigMap.collection().in_namespace("ns").named("a");
+    auto added = co_await client.add_finalizer(path, *parsed(configmap("a", "40")), "mine");
+    REQUIRE_FALSE(added);
+    CHECK(added.error().is(kube::Errc::conflict));
+    CHECK(added.error().http_status == 422);  // the server's words are kept
+    const std::string with = R"(,"finalizers":["mine"])";
+    auto removed =
+        co_await client.remove_finalizer(path, *parsed(configmap("a", "41", with)), "mine", "done");
+    REQUIRE_FALSE(removed);
+    CHECK(removed.error().is(kube::Errc::conflict));
+  };
+  kube::testing::run_async(f.io, body(), [&] { api.stop(); });
+  CHECK(api.requests() == 2);
+  CHECK(f.tracker.size() == 0);
+}
+
+TEST_CASE("client: another 422 stays an error", "[client]") {
+  Fixture f;
+  FakeApiServer api(f.io, [](const FakeApiServer::Request&) {
+    return Reply::json(
+        422, R"({"kind":"Status","status":"Failure","reason":"Invalid","code":422,)"
+             R"("message":"ConfigMap \"a\" is invalid: metadata.finalizers[0]: Invalid value"})");
+  });
+  ctrl::Client client(*kube::testing::rest_client_for(f.io, api), f.tracker,
+                      ctrl::ObjectKey("ns", "a"), "controller=test");
+  auto body = [&]() -> asio::awaitable<void> {
+    const auto path = kConfigMap.collection().in_namespace("ns").named("a");
+    auto added = co_await client.add_finalizer(path, *parsed(configmap("a", "40")), "bad name");
+    REQUIRE_FALSE(added);
+    CHECK(added.error().is(kube::Errc::invalid));
+  };
+  kube::testing::run_async(f.io, body(), [&] { api.stop(); });
+}
+
+TEST_CASE("client: a DELETE that leaves the object being deleted is a write the cache must see",
+          "[client]") {
+  Fixture f;
+  int calls = 0;
+  FakeApiServer api(f.io, [&](const FakeApiServer::Request&) {
+    ++calls;
+    if (calls == 1) {  // foreground: the object stays, with deletionTimestamp and a finalizer
+      return Reply::json(200, configmap("a", "50",
+                                        R"(,"deletionTimestamp":"2024-01-01T00:00:00Z",)"
+                                        R"("finalizers":["foregroundDeletion"])"));
+    }
+    return Reply::json(404,
+                       R"({"kind":"Status","status":"Failure","reason":"NotFound","code":404})");
+  });
+  ctrl::Client client(*kube::testing::rest_client_for(f.io, api), f.tracker,
+                      ctrl::ObjectKey("ns", "owner"), "controller=test");
+  auto body = [&]() -> asio::awaitable<void> {
+    const auto path = kConfigMap.collection().in_namespace("ns").named("a");
+    const kube::DeleteOptions options;
+    auto removed = co_await client.remove(path, options, "because");
+    REQUIRE(removed);
+    auto behind = f.tracker.behind("ns/owner");
+    REQUIRE(behind);  // until the cache shows rv 50, the next reconcile would DELETE again
+    CHECK(behind->written == 50u);
+    // Gone already when we ask again: the 404 forgets what we wrote.
+    auto again = co_await client.remove(path, options, "because");
+    REQUIRE_FALSE(again);
+    CHECK(again.error().is(kube::Errc::not_found));
+  };
+  kube::testing::run_async(f.io, body(), [&] { api.stop(); });
+  CHECK(f.tracker.size() == 0);
+  CHECK_FALSE(f.tracker.behind("ns/owner"));
+}
