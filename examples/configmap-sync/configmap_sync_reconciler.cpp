@@ -108,7 +108,7 @@ boost::asio::awaitable<ctrl::ReconcileResult> ConfigMapSyncReconciler::sync(
   std::vector<std::string> targets;
   stores_.namespaces->for_each([&](const rapidjson::Document& ns) {
     const std::string name(ctrl::meta_name(ns));
-    if (name != key.ns && !ctrl::meta_being_deleted(ns)) targets.push_back(name);
+    if (name != key.ns && !ctrl::meta_deleting(ns)) targets.push_back(name);
   });
   std::sort(targets.begin(), targets.end());
   std::vector<std::string> written;

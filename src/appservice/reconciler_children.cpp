@@ -164,7 +164,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
   // and a selector we can keep (adopting a child only to delete it is no adoption). Anything else
   // of the name is someone else's and is never taken over.
   const bool orphan_of_ours = !owner && carries_our_labels(*live, app);
-  if (orphan_of_ours && ctrl::meta_being_deleted(*live))
+  if (orphan_of_ours && ctrl::meta_deleting(*live))
     co_return out;  // going away: its event comes back
   const bool adopt = orphan_of_ours && recreate.empty();
   if (adopt) {
@@ -176,8 +176,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     if (!fresh && !fresh.error().is(kube::Errc::not_found)) {
       co_return fail("Get", "reading the AppService before adopting", fresh.error());
     }
-    if (!fresh || ctrl::meta_uid(*fresh->body) != app.uid ||
-        ctrl::meta_being_deleted(*fresh->body)) {
+    if (!fresh || ctrl::meta_uid(*fresh->body) != app.uid || ctrl::meta_deleting(*fresh->body)) {
       // The cache is behind: its next event decides. Until then the status keeps describing the
       // child that runs with our labels, as it did before.
       out.object = live;
@@ -193,7 +192,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::ensure_chil
     co_return out;
   }
   ours = true;
-  if (ctrl::meta_being_deleted(*live)) {
+  if (ctrl::meta_deleting(*live)) {
     // Going away (a user's delete, or our recreate): its deletion event brings the key back. Until
     // it is gone it still runs, and the status says so.
     out.object = live;
@@ -271,7 +270,7 @@ asio::awaitable<AppServiceReconciler::Outcome> AppServiceReconciler::remove_chil
   const std::string key = app.namespace_ + "/" + app.name;
   const std::string what = std::string(child.kind) + " " + key;
   auto live = child.store->get(key);
-  if (!live || ctrl::meta_being_deleted(*live)) co_return out;
+  if (!live || ctrl::meta_deleting(*live)) co_return out;
   auto owner = ctrl::controller_owner(*live);
   if (!owner || owner->uid != app.uid) co_return out;  // not ours: leave it alone
   kube::DeleteOptions options;

@@ -41,7 +41,7 @@ int finalizer_index(const rapidjson::Value& object, std::string_view finalizer) 
 
 FinalizerStep finalizer_step(const rapidjson::Value& object, std::string_view finalizer) {
   const bool has = finalizer_index(object, finalizer) >= 0;
-  if (meta_being_deleted(object)) return has ? FinalizerStep::clean_up : FinalizerStep::nothing;
+  if (meta_deleting(object)) return has ? FinalizerStep::clean_up : FinalizerStep::nothing;
   return has ? FinalizerStep::apply : FinalizerStep::add;
 }
 

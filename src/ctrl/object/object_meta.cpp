@@ -49,7 +49,7 @@ std::string_view meta_label(const rapidjson::Value& object, std::string_view key
   return std::string_view(it->value.GetString(), it->value.GetStringLength());
 }
 
-bool meta_being_deleted(const rapidjson::Value& object) {
+bool meta_deleting(const rapidjson::Value& object) {
   const auto* meta = metadata(object);
   if (!meta) return false;
   auto it = meta->FindMember("deletionTimestamp");
@@ -69,7 +69,7 @@ std::vector<std::string> meta_finalizers(const rapidjson::Value& object) {
 }
 
 bool meta_deleted_by_write(const rapidjson::Value& written) {
-  if (!meta_being_deleted(written) || !meta_finalizers(written).empty()) return false;
+  if (!meta_deleting(written) || !meta_finalizers(written).empty()) return false;
   const auto* meta = metadata(written);
   auto grace = meta->FindMember("deletionGracePeriodSeconds");
   return grace == meta->MemberEnd() || grace->value.IsNull() ||

@@ -25,7 +25,7 @@ std::string_view meta_resource_version(const rapidjson::Value& object);
 // metadata.labels[key]; empty when missing.
 std::string_view meta_label(const rapidjson::Value& object, std::string_view key);
 // metadata.deletionTimestamp is set: the object is being deleted (finalizers hold it).
-bool meta_being_deleted(const rapidjson::Value& object);
+bool meta_deleting(const rapidjson::Value& object);
 // metadata.finalizers; other items skipped.
 std::vector<std::string> meta_finalizers(const rapidjson::Value& object);
 // The API server deletes the object on the write that returned it (its ShouldDeleteDuringUpdate):
