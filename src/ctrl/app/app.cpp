@@ -77,8 +77,10 @@ std::optional<int> App::init(int argc, char** argv) {
     // (exit 2), not a retry loop. The transport then uses this cached one.
     auto tokens = std::make_shared<kube::TokenSource>(config_);
     tokens->prime();
+    kube::HttpTransport::Options transport;
+    transport.user_agent = options_.name + "/" + options_.version;
     client_ = std::make_shared<kube::RestClient>(std::make_shared<kube::HttpTransport>(
-        io_.get_executor(), config_, kube::HttpTransport::Options{}, tokens, requests_));
+        io_.get_executor(), config_, transport, tokens, requests_));
   } catch (const kube::ConfigError& e) {
     std::cerr << options_.name << ": " << e.what() << "\n";
     return kExitUsage;

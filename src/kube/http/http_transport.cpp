@@ -27,7 +27,7 @@ using asio::awaitable;
 namespace {
 
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
-constexpr std::string_view kUserAgent = "appservice-operator/" ASOP_VERSION;
+constexpr std::string_view kDefaultUserAgent = "appservice-operator/" ASOP_VERSION;
 
 // A connection the server closed while it sat in the pool fails like this on first use.
 bool stale_connection_error(const boost::system::error_code& ec) {
@@ -106,7 +106,8 @@ http::request<http::string_body> HttpTransport::build(const HttpRequest& request
                                                       const TokenSource::Credentials& credentials) {
   http::request<http::string_body> req{request.method, config_.base_path + request.target, 11};
   req.set(http::field::host, host_);
-  req.set(http::field::user_agent, kUserAgent);
+  req.set(http::field::user_agent,
+          options_.user_agent.empty() ? kDefaultUserAgent : std::string_view(options_.user_agent));
   req.set(http::field::accept, "application/json");
   if (!credentials.authorization.empty()) {
     req.set(http::field::authorization, credentials.authorization);

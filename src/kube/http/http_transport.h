@@ -54,6 +54,10 @@ class HttpTransport {
     // Requests (not watches) in flight at once, so at most this many request connections: past
     // it a burst queues for a connection instead of opening a TCP+TLS handshake per request.
     std::size_t max_requests_in_flight = 32;
+    // Who is asking, as the API server's audit log and client metrics show it: the program built
+    // on this client, "NAME/VERSION" (ctrl::App sets its own). Empty:
+    // "appservice-operator/VERSION".
+    std::string user_agent;
   };
 
   // Builds the TLS context for https servers (throws ConfigError at start-up when the CA or client

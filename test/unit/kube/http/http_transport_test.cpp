@@ -126,6 +126,24 @@ TEST_CASE("keep-alive connections are reused across requests", "[http]") {
   }
 }
 
+TEST_CASE("the User-Agent names the program built on the client", "[http]") {
+  asio::io_context io;
+  FakeApiServer server(
+      io, [](const FakeApiServer::Request&) { return FakeApiServer::Reply::json(200, "{}"); });
+  HttpTransport::Options options;
+  options.user_agent = "configmap-sync/1.2.3";
+  auto transport = make_transport(io, plain_config(server), options);
+  run_async(
+      io,
+      [&]() -> awaitable<void> {
+        auto res = co_await transport->send(get("/api"));
+        REQUIRE(res.ok());
+      }(),
+      [&] { server.stop(); });
+  REQUIRE(server.requests() == 1);
+  CHECK(server.seen()[0].user_agent == "configmap-sync/1.2.3");
+}
+
 TEST_CASE("concurrent requests open separate connections, then share the pool", "[http]") {
   asio::io_context io;
   FakeApiServer server(
