@@ -37,11 +37,13 @@ COPY cmake/ cmake/
 COPY --from=rooms /rooms.md docs/architecture.md
 COPY src/ src/
 # The build tree is /src/build, as the suite's is build/ in its checkout: ccache hashes paths
-# relative to the base directory, so both compile with the same arguments.
+# relative to the base directory, so both compile with the same arguments; and it hashes the
+# locale, which both pin to LANG=C.UTF-8.
 RUN set -eu; launcher=""; \
     if [ -n "$CCACHE_REMOTE" ]; then \
-      export CCACHE_DIR=/tmp/ccache CCACHE_REMOTE_STORAGE="$CCACHE_REMOTE" CCACHE_BASEDIR=/src \
-             CCACHE_NOHASHDIR=true \
+      unset LC_ALL LC_CTYPE LC_MESSAGES; \
+      export LANG=C.UTF-8 CCACHE_DIR=/tmp/ccache CCACHE_REMOTE_STORAGE="$CCACHE_REMOTE" \
+             CCACHE_BASEDIR=/src CCACHE_NOHASHDIR=true \
              CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime; \
       launcher=-DCMAKE_CXX_COMPILER_LAUNCHER=ccache; \
     fi; \

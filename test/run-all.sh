@@ -130,7 +130,9 @@ if [ ${#launcher[@]} -gt 0 ]; then
   export ASOP_CCACHE_SHARE=${XDG_CACHE_HOME:-$HOME/.cache}/appservice-operator/ccache-share
   mkdir -p "$ASOP_CCACHE_SHARE"
   find "$ASOP_CCACHE_SHARE" -type f -mtime +14 -delete 2>/dev/null || true
-  release_env=(CCACHE_REMOTE_STORAGE="file:$ASOP_CCACHE_SHARE" CCACHE_RESHARE=true)
+  # ccache hashes LANG and LC_ALL/LC_CTYPE/LC_MESSAGES: one locale here and in the Dockerfile.
+  release_env=(-u LC_ALL -u LC_CTYPE -u LC_MESSAGES LANG=C.UTF-8
+    CCACHE_REMOTE_STORAGE="file:$ASOP_CCACHE_SHARE" CCACHE_RESHARE=true)
 fi
 { cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
   -DASOP_ASAN_BINARY="$root/build-asan/appservice-operator" >/dev/null &&
