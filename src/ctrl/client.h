@@ -75,9 +75,9 @@ class Client {
 
   // The finalizer's writes (ctrl/object/finalizers.h), on `cached`, the object at `object` as the
   // cache shows it. add_finalizer is guarded by its resourceVersion, remove_finalizer by the
-  // entry's place in the list; a failed guard (the API server answers 422 to a failed "test" op) comes
-  // back as Errc::conflict, like a 409: someone wrote first, the caller retries from the cache.
-  // When there is nothing to do, nothing is sent: an ApiResponse with status 0 and no body.
+  // entry's place in the list; a failed guard (the API server answers 422 to a failed "test" op)
+  // comes back as Errc::conflict, like a 409: someone wrote first, the caller retries from the
+  // cache. When there is nothing to do, nothing is sent: an ApiResponse with status 0 and no body.
   boost::asio::awaitable<Response> add_finalizer(const kube::ResourcePath& object,
                                                  const rapidjson::Value& cached,
                                                  std::string_view finalizer);
