@@ -23,27 +23,22 @@ pods() { kubectl -n "$sys" get pods -l app.kubernetes.io/name=appservice-operato
 nodes=$(pods | awk '{print $2}' | sort -u | wc -l)
 [ "$nodes" = 2 ] || fail "the two replicas are not spread over the two nodes: $(pods); taints: $(kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.spec.taints} {end}')"
 
-# Drain the first replica's node while sampling how many replicas are Ready. A sample is taken
-# only when kubectl answered (a slow API server is not a replica down), and the samples must cover
-# the drain: one before it starts and one after the Deployment is whole again. (A count of
-# samples would depend on how fast the API server answers.)
+# Drain the first replica's node while sampling how many replicas are Ready (lib/samples.sh: the
+# samples cover the drain, from before it starts to after the Deployment is whole again).
+source "$(dirname "$0")/lib/samples.sh"
 ready_count() { local out; out=$(pods) && awk '$3 == "True" && $4 == "" {n++} END {print n+0}' <<<"$out"; }
 node=$(pods | awk 'NR == 1 {print $2}')
 samples=$OP_LOG_DIR/ready-samples
-ready_count >"$samples" || fail "kubectl could not list the replicas"
-( while :; do ready_count >>"$samples" || true; sleep 0.2; done ) &
-sampler=$!
-trap 'kill "$sampler" 2>/dev/null || true; cleanup' EXIT
+sampler=""
+trap '[ -z "$sampler" ] || kill "$sampler" 2>/dev/null || true; cleanup' EXIT
+sample_start "$samples" ready_count
 kubectl drain "$node" --ignore-daemonsets --delete-emptydir-data --timeout=120s >"$OP_LOG_DIR/drain.log" 2>&1 ||
   fail "kubectl drain failed: $(cat "$OP_LOG_DIR/drain.log")"
 kubectl -n "$sys" rollout status deployment/appservice-operator --timeout=120s >/dev/null
-whole=$(wc -l <"$samples")
-# Two more samples: the second surely started after the rollout ended.
-eventually 60 sh -c "[ \$(wc -l <'$samples') -ge $(( whole + 2 )) ]"
-kill "$sampler"; wait "$sampler" 2>/dev/null || true
-min=$(sort -n "$samples" | sed -n 1p)
+sample_stop "$samples"
+min=$sample_min
 [ "$min" -ge 1 ] || fail "no operator replica was Ready at some point of the drain (samples: $(tr '\n' ' ' <"$samples"))"
-[ "$(tail -n 1 "$samples")" = 2 ] || fail "the Deployment is not whole after the drain (samples: $(tr '\n' ' ' <"$samples"))"
+[ "$sample_last" = 2 ] || fail "the Deployment is not whole after the drain (samples: $(tr '\n' ' ' <"$samples"))"
 pods | awk -v n="$node" '$2 == n {bad = 1} END {exit bad}' || fail "a replica still runs on the drained node: $(pods)"
 echo "drain of $node: evicted $(grep -c 'evicted' "$OP_LOG_DIR/drain.log" || true) replica(s); Ready replicas never fewer than $min ($(wc -l <"$samples") samples)"
 
