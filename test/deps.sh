@@ -18,6 +18,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# The image's build stage installs libssl-dev from the mirror and shares the suite's ccache: with
+# older OpenSSL headers here, every TU that includes Asio's SSL misses there (28 of 81 files).
+# Keep the host at the mirror's candidate so both compile against the same headers.
+ssl_have=$(dpkg-query -W -f='${Version}' libssl-dev 2>/dev/null || true)
+ssl_want=$(apt-cache policy libssl-dev 2>/dev/null | awk '/Candidate:/ {print $2}')
+if [ -n "$ssl_want" ] && [ "$ssl_want" != "(none)" ] && [ "$ssl_have" != "$ssl_want" ]; then
+  echo "deps.sh: libssl-dev $ssl_have -> $ssl_want (the image's build stage gets $ssl_want)" >&2
+  [ "$(id -u)" = 0 ] || { echo "deps.sh: need root to upgrade libssl-dev" >&2; exit 1; }
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    libssl-dev libssl3 openssl >/dev/null
+fi
 if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then
   echo "deps.sh: Go is at /usr/local/go/bin; add it to PATH" >&2
 fi
