@@ -1,20 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
-# `cmake --install` of the runtime as a library (docs/library.md): the headers of src/kube/ and
-# src/ctrl/ under include/asop/ (the in-tree paths, so `#include "ctrl/manager.h"` reads the same
-# in and out of tree), one static library per room of those layers, and the CMake package
-# AsopRuntime with namespaced targets:
+# `cmake --install` of the runtime as a library (docs/library.md): the public headers, src/asop/,
+# as include/asop/ (`#include "asop/app.h"` in and out of tree) and nothing of src/kube/ or
+# src/ctrl/, which stay the runtime's own; one static library per room of those layers; and the
+# CMake package AsopRuntime with namespaced targets:
 #   asop::ctrl      the controller runtime (manager, builder, controller), linking every room
 #                   below it; asop::ctrl_app adds the common main() set-up (flags, config, exit
 #                   codes)
 #   asop::kube      the client rooms (config, http, api, watch, core) alone
 #   asop::<room>    each room library: asop::kube_core, ..., asop::ctrl_cache, ...
+#   asop::api       the public headers' target (every room links it)
 # The AppService domain (src/appservice/) and its tests are not installed. Included from the top
 # CMakeLists.txt after the room libraries exist (ASOP_ROOMS).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(ASOP_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/AsopRuntime)
-set(ASOP_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/asop)
 
 set(asop_installed_rooms "")
 foreach(room IN LISTS ASOP_ROOMS)
@@ -46,12 +46,12 @@ if(CMAKE_BUILD_TYPE STREQUAL "Sanitize")
 endif()
 
 set_target_properties(asop_boost PROPERTIES EXPORT_NAME boost)
-install(TARGETS asop_boost asop_third_party asop_kube ${asop_installed_rooms}
+set_target_properties(asop_asop PROPERTIES EXPORT_NAME api)
+install(TARGETS asop_boost asop_third_party asop_asop asop_kube ${asop_installed_rooms}
         EXPORT AsopRuntimeTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        INCLUDES DESTINATION ${ASOP_INSTALL_INCLUDEDIR})
-install(DIRECTORY src/kube src/ctrl DESTINATION ${ASOP_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.h")
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY src/asop DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 install(EXPORT AsopRuntimeTargets NAMESPACE asop:: DESTINATION ${ASOP_INSTALL_CMAKEDIR})
 install(TARGETS appservice-operator RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 

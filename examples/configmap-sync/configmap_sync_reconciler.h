@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "ctrl/cache/object_store.h"
-#include "ctrl/client.h"
-#include "ctrl/events/event_recorder.h"
-#include "ctrl/kind.h"
-#include "ctrl/reconciler.h"
+#include "asop/cache.h"
+#include "asop/client.h"
+#include "asop/events.h"
+#include "asop/kind.h"
+#include "asop/reconciler.h"
 
 namespace configmap_sync {
 
@@ -25,50 +25,48 @@ inline constexpr const char* kCopyOfNameLabel = "configmap-sync.example.com/copy
 inline constexpr const char* kFinalizer = "configmap-sync.example.com/cleanup";
 inline constexpr const char* kFieldManager = "configmap-sync";
 
-inline const ctrl::Kind kConfigMap{"v1", "ConfigMap", "configmaps"};
-inline const ctrl::Kind kNamespace{"v1", "Namespace", "namespaces", ctrl::Kind::Scope::cluster};
+inline const asop::Kind kConfigMap{"v1", "ConfigMap", "configmaps"};
+inline const asop::Kind kNamespace{"v1", "Namespace", "namespaces", asop::Kind::Scope::cluster};
 
 // Reconciles one source (its key): a finalizer first; then a copy in every namespace that asks,
 // written only when missing or different (a hand edit or delete of a copy is put back), and copies
 // in namespaces that stopped asking deleted; when the source is deleted, every copy, then the
 // finalizer. Events on the source say what changed.
-class ConfigMapSyncReconciler final : public ctrl::Reconciler {
+class ConfigMapSyncReconciler final : public asop::Reconciler {
  public:
   struct Stores {
-    const ctrl::ObjectStore* sources;
-    const ctrl::ObjectStore* copies;
-    const ctrl::ObjectStore* namespaces;
+    const asop::Cache* sources;
+    const asop::Cache* copies;
+    const asop::Cache* namespaces;
   };
-  // Reads and writes go through each reconcile's ctrl::Client (ReconcileContext::client).
-  ConfigMapSyncReconciler(Stores stores, ctrl::EventRecorder& events);
+  // Reads and writes go through each reconcile's asop::Client (ReconcileContext::client).
+  ConfigMapSyncReconciler(Stores stores, asop::EventRecorder& events);
 
-  boost::asio::awaitable<ctrl::ReconcileResult> reconcile(
-      ctrl::Request request, const ctrl::ReconcileContext& context) override;
+  boost::asio::awaitable<asop::ReconcileResult> reconcile(
+      asop::Request request, const asop::ReconcileContext& context) override;
 
   // The source a copy's change concerns (for the builder's watches()).
-  static std::vector<ctrl::Request> source_of_copy(const ctrl::StoreChange& change);
+  static std::vector<asop::Request> source_of_copy(const asop::StoreChange& change);
 
  private:
-  boost::asio::awaitable<ctrl::ReconcileResult> sync(const rapidjson::Document& source,
-                                                     ctrl::Client& client,
-                                                     const ctrl::ReconcileContext& context);
-  boost::asio::awaitable<ctrl::ReconcileResult> clean_up(const rapidjson::Document& source,
-                                                         ctrl::Client& client,
-                                                         const ctrl::ReconcileContext& context);
-  boost::asio::awaitable<ctrl::ReconcileResult> source_gone(ctrl::Client& client);
+  boost::asio::awaitable<asop::ReconcileResult> sync(const rapidjson::Document& source,
+                                                     asop::Client& client,
+                                                     const asop::ReconcileContext& context);
+  boost::asio::awaitable<asop::ReconcileResult> clean_up(const rapidjson::Document& source,
+                                                         asop::Client& client,
+                                                         const asop::ReconcileContext& context);
+  boost::asio::awaitable<asop::ReconcileResult> source_gone(asop::Client& client);
   // Removes our finalizer from `source` (as last seen), guarded.
-  boost::asio::awaitable<ctrl::ReconcileResult> remove_finalizer(const rapidjson::Value& source,
-                                                                 ctrl::Client& client,
+  boost::asio::awaitable<asop::ReconcileResult> remove_finalizer(const rapidjson::Value& source,
+                                                                 asop::Client& client,
                                                                  std::string why);
   // Deletes the copies of `source` in namespaces not in `keep`; the namespaces deleted from, or
   // the first error.
-  boost::asio::awaitable<kube::Result<std::vector<std::string>>> delete_copies(
-      const ctrl::ObjectKey& source, const std::vector<std::string>& keep, ctrl::Client& client);
-  void record(const rapidjson::Document& source, ctrl::EventType type, std::string reason,
-              std::string message);
+  boost::asio::awaitable<asop::Result<std::vector<std::string>>> delete_copies(
+      const asop::ObjectKey& source, const std::vector<std::string>& keep, asop::Client& client);
 
   Stores stores_;
-  ctrl::EventRecorder& events_;
+  asop::EventRecorder& events_;
 };
 
 }  // namespace configmap_sync

@@ -4,8 +4,8 @@
 // Built only from the installed AsopRuntime package (docs/library.md).
 #include <string>
 
+#include "asop/app.h"
 #include "configmap_sync_reconciler.h"
-#include "ctrl/app/app.h"
 
 namespace {
 
@@ -23,22 +23,22 @@ Flags: the runtime's (docs/library.md): --kubeconfig, --context, --leader-elect,
 
 int main(int argc, char** argv) {
   using namespace configmap_sync;
-  ctrl::App app({"configmap-sync", CONFIGMAP_SYNC_VERSION, kUsage, "configmap-sync.example.com"});
+  asop::App app({"configmap-sync", CONFIGMAP_SYNC_VERSION, kUsage, "configmap-sync.example.com"});
   if (auto exit_code = app.init(argc, argv)) return *exit_code;
 
-  auto& sources = app.manager().informer(kConfigMap, std::string(kSourceLabel) + "=true");
-  auto& copies = app.manager().informer(kConfigMap, kCopyOfNameLabel);
-  auto& namespaces = app.manager().informer(kNamespace, std::string(kSyncLabel) + "=true");
+  auto& sources = app.informer(kConfigMap, std::string(kSourceLabel) + "=true");
+  auto& copies = app.informer(kConfigMap, kCopyOfNameLabel);
+  auto& namespaces = app.informer(kNamespace, std::string(kSyncLabel) + "=true");
   ConfigMapSyncReconciler reconciler({&sources.store(), &copies.store(), &namespaces.store()},
                                      app.events());
   app.controller("configmap-sync")
       .for_kind(kConfigMap, sources)
       .watches(copies, ConfigMapSyncReconciler::source_of_copy)
       .watches(namespaces,
-               [&sources](const ctrl::StoreChange&) {  // a namespace asks, or stops
-                 std::vector<ctrl::Request> all;
+               [&sources](const asop::StoreChange&) {  // a namespace asks, or stops
+                 std::vector<asop::Request> all;
                  for (const auto& key : sources.store().keys())
-                   all.push_back(ctrl::Request::from_key(key));
+                   all.push_back(asop::Request::from_key(key));
                  return all;
                })
       .complete(reconciler);

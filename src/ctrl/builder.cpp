@@ -5,7 +5,7 @@
 
 #include <utility>
 
-#include "ctrl/queue/work_queue.h"
+#include "ctrl/handlers.h"
 
 namespace ctrl {
 
@@ -49,10 +49,7 @@ Controller& ControllerBuilder::complete(Reconciler& reconciler) {
         controller.enqueue_controller_owner(kind_.group(), kind_.kind, &primary_->store()));
   }
   for (auto& [informer, map] : watched_) {
-    informer->add_handler([&controller, map = std::move(map)](const StoreChange& change) {
-      const int priority = change.in_initial_list ? kLowPriority : 0;
-      for (const Request& request : map(change)) controller.queue().add(request.key(), priority);
-    });
+    informer->add_handler(handlers::enqueue(controller.queue(), std::move(map)));
   }
   return controller;
 }

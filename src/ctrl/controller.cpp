@@ -12,9 +12,9 @@
 #include "ctrl/base/free_heap.h"
 #include "ctrl/base/random_uuid.h"
 #include "ctrl/client.h"
+#include "ctrl/handlers.h"
 #include "ctrl/metrics/histogram.h"
 #include "ctrl/object/object_meta.h"
-#include "ctrl/object/status_only_change.h"
 
 namespace ctrl {
 namespace asio = boost::asio;
@@ -22,23 +22,6 @@ namespace asio = boost::asio;
 namespace {
 
 constexpr auto kForever = asio::steady_timer::time_point::max();
-
-// The group of an apiVersion: "apps/v1" -> "apps", "v1" -> "".
-std::string_view group_of(std::string_view api_version) {
-  auto slash = api_version.find('/');
-  return slash == std::string_view::npos ? std::string_view{} : api_version.substr(0, slash);
-}
-
-// controller-runtime's WithLowPriorityWhenUnchanged: what the initial list brings, and an update
-// that is no change (a resync), waits behind every change seen live.
-int priority_of(const StoreChange& change) {
-  if (change.type == StoreChange::Type::added && change.in_initial_list) return kLowPriority;
-  if (change.type == StoreChange::Type::updated && change.old_object && change.new_object &&
-      meta_resource_version(*change.old_object) == meta_resource_version(*change.new_object)) {
-    return kLowPriority;
-  }
-  return 0;
-}
 
 const char* result_label(ReconcileResult::Kind kind) {
   switch (kind) {
@@ -127,38 +110,23 @@ void Controller::wake() {
 }
 
 Informer::Handler Controller::enqueue_self(Updates updates) {
-  return [this, updates](const StoreChange& change) {
-    if (updates == Updates::skip_status_only && change.type == StoreChange::Type::updated &&
-        change.old_object && change.new_object &&
-        status_only_change(*change.old_object, *change.new_object)) {
-      return;
-    }
-    const auto& object = change.new_object ? change.new_object : change.old_object;
-    if (!object) return;
-    auto key = object_key(*object);
+  auto enqueue = handlers::enqueue(
+      *queue_, handlers::own_key,
+      updates == Updates::skip_status_only ? handlers::not_status_only_update : nullptr);
+  return [this, enqueue = std::move(enqueue)](const StoreChange& change) {
     // The object is gone: what our writes to it and its children returned is moot.
-    if (change.type == StoreChange::Type::deleted) tracker_->forget_owner(key);
-    queue_->add(key, priority_of(change));
+    if (change.type == StoreChange::Type::deleted) {
+      for (const auto& key : handlers::own_key(change)) tracker_->forget_owner(key.key());
+    }
+    enqueue(change);
   };
 }
 
 Informer::Handler Controller::enqueue_controller_owner(std::string owner_group,
                                                        std::string owner_kind,
                                                        const ObjectStore* owners) {
-  return [this, owner_group = std::move(owner_group), owner_kind = std::move(owner_kind),
-          owners](const StoreChange& change) {
-    // Both old and new: an object whose owner changed concerns both owners.
-    for (const auto* object : {&change.old_object, &change.new_object}) {
-      if (!*object) continue;
-      auto owner = controller_owner(**object);
-      if (!owner || owner->kind != owner_kind || group_of(owner->api_version) != owner_group) {
-        continue;
-      }
-      auto key = object_key(meta_namespace(**object), owner->name);
-      if (owners && !owners->contains(key)) continue;
-      queue_->add(key, priority_of(change));
-    }
-  };
+  return handlers::enqueue(*queue_, handlers::controller_owner_keys(std::move(owner_group),
+                                                                    std::move(owner_kind), owners));
 }
 
 asio::awaitable<void> Controller::run() {
@@ -282,9 +250,9 @@ asio::awaitable<void> Controller::process(QueueItem item) {
   // The reconcile's door: its writes carry the deadline and the anchors, and record themselves.
   std::optional<Client> client;
   if (options_.client) {
-    client.emplace(
+    client.emplace(make_client(
         context.deadline ? options_.client->with_deadline(*context.deadline) : *options_.client,
-        *tracker_, request, context.log_prefix);
+        *tracker_, request, context.log_prefix));
     context.client = &*client;
   }
   ReconcileResult result;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "asop/builder.h"
 #include "ctrl/base/clock.h"
 #include "ctrl/base/free_heap.h"
 #include "ctrl/cache/informer.h"
@@ -62,18 +63,11 @@ class Controller {
   WriteTracker& write_tracker() { return *tracker_; }
   const std::string& name() const { return options_.name; }
 
-  // Informer handlers, like controller-runtime's For() and Owns(): the object's own key, or the
-  // key of its controller owner when that owner is of the given group and kind (same namespace).
-  // enqueue_self also drops the write tracker's records of a deleted object's key.
-  // Keys go in at kLowPriority for an add from the initial list or an update that changed nothing
-  // (controller-runtime's priority queue), else at 0; resyncs queue at kLowPriority too.
-  // With `owners`, only owners in that cache: a shard (--label-selector) caches all children but
-  // only its own owners, and must not reconcile the owners of other shards.
-  // With `skip_status_only`, an update that changes only the object's status (status_only_change)
-  // queues nothing: the reconciler writes that status itself, and a status that differs on every
-  // failed pass (an error message) would otherwise bring the key back at once, past the rate
-  // limiter's backoff: a hot loop.
-  enum class Updates { all, skip_status_only };
+  // The informer handlers the builder wires for For() and Owns() (ctrl/handlers.h): the object's
+  // own key, or the key of its controller owner of that group and kind in `owners` (when given).
+  // enqueue_self also drops the write tracker's records of a deleted object's key; with
+  // Updates::skip_status_only an update of status alone queues nothing.
+  using Updates = asop::Updates;
   Informer::Handler enqueue_self(Updates updates = Updates::all);
   Informer::Handler enqueue_controller_owner(std::string owner_group, std::string owner_kind,
                                              const ObjectStore* owners = nullptr);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// Room src/ctrl/: where a reader starts: the manager, the controller loop, the reconciler
-// contract, the write tracker (read your own writes) and the builder that wires a controller. May
-// use: src/ctrl/base/, src/ctrl/object/, src/ctrl/metrics/, src/ctrl/queue/, src/ctrl/cache/,
+// Room src/ctrl/: where a reader starts: the manager, the controller loop, the reconciler contract,
+// the write tracker (read your own writes) and the builder that wires a controller. May use:
+// src/asop/, src/ctrl/base/, src/ctrl/object/, src/ctrl/metrics/, src/ctrl/queue/, src/ctrl/cache/,
 // src/ctrl/leader/, src/ctrl/events/, src/ctrl/serve/, src/kube/api/, src/kube/core/ (the Rooms
 // table in docs/architecture.md).
 

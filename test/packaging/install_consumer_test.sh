@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # unit.install_consumer BUILD_DIR: `cmake --install` of the build tree to a temporary prefix holds
-# the runtime's headers, static libraries and the AsopRuntime package, and not the AppService
-# domain; a one-file program (fixtures/consumer/) configures against it with
+# the runtime's public headers (src/asop/, and no other), static libraries and the AsopRuntime
+# package, and not the AppService domain; a one-file program (fixtures/consumer/) configures against it with
 # find_package(AsopRuntime), builds out of tree and runs; so does the controller docs/library.md
 # writes from an empty directory (its cmake block and its cpp blocks), up to --version.
 set -euo pipefail
@@ -14,12 +14,17 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 install_runtime "$build" "$tmp/prefix"
-for f in include/asop/ctrl/manager.h include/asop/ctrl/builder.h include/asop/ctrl/app/app.h \
-         include/asop/kube/api/rest_client.h lib/libasop_ctrl_app.a \
+for f in include/asop/app.h include/asop/builder.h include/asop/client.h \
+         include/asop/reconciler.h lib/libasop_ctrl_app.a \
          lib/libasop_ctrl.a lib/libasop_kube_core.a lib/cmake/AsopRuntime/AsopRuntimeConfig.cmake \
          lib/cmake/AsopRuntime/AsopRuntimeConfigVersion.cmake; do
   [ -e "$tmp/prefix/$f" ] || fail "the install has no $f"
 done
+# The public headers and nothing else: the same files as src/asop/.
+installed=$(cd "$tmp/prefix/include" && find . -type f | sed 's|^\./||' | sort)
+public=$(cd "$here/../../src" && find asop -type f -name '*.h' | sort)
+[ "$installed" = "$public" ] || fail "installed headers differ from src/asop/: $(diff <(echo "$public") <(echo "$installed") | tr '\n' ' ')"
+echo "ok: $(echo "$installed" | wc -l) headers installed, all of src/asop/ and nothing else"
 domain=$(find "$tmp/prefix" -path '*/appservice/*' -o -name 'libasop_appservice*')
 [ -z "$domain" ] || fail "the AppService domain was installed: $domain"
 

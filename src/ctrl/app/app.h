@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "asop/app.h"
 #include "ctrl/app/app_flags.h"
 #include "ctrl/base/clock.h"
 #include "ctrl/builder.h"
@@ -21,40 +22,14 @@
 
 namespace ctrl {
 
-// The main() every operator on this runtime shares, so its own main() is only its controllers:
-//
-//   int main(int argc, char** argv) {
-//     ctrl::App app({"my-operator", "0.1.0", kUsage, "my-operator.example.com"});
-//     if (auto exit_code = app.init(argc, argv)) return *exit_code;
-//     auto& things = app.manager().informer(kThing);
-//     MyReconciler reconciler(things.store(), app.client(), app.events());
-//     app.controller("thing").for_kind(kThing, things).complete(reconciler);
-//     return app.run();
-//   }
-//
-// init(): the flags (AppFlags), glog, the REST config (--kubeconfig, $KUBECONFIG, in-cluster,
-// ~/.kube/config) and its credential, the client, the metrics registry with the process and REST
-// client families, the manager with leader election, probes and metrics from the flags. A usage
-// or configuration error is one line on stderr, "NAME: why", and exit code 2; --help and
-// --version print and exit 0. run(): the manager until SIGTERM/SIGINT (exit 0) or a failure
-// (exit 1); see Manager for the lifecycle.
+// The runtime's App behind asop::App (asop/app.h, which documents init() and run()), with what the
+// AppService operator's main() uses beyond the public API: the manager (informers with a
+// transform), the metrics registry, the clock, the REST client and config.
 class App {
  public:
-  struct Options {
-    Options() = default;
-    Options(std::string name_, std::string version_, std::string usage_,
-            std::string leader_election_id_)
-        : name(std::move(name_)),
-          version(std::move(version_)),
-          usage(std::move(usage_)),
-          leader_election_id(std::move(leader_election_id_)) {}
-    std::string name;     // the program: message prefix, --version, the Events' component
-    std::string version;  // --version and the start-up log line
-    std::string usage;    // --help
-    std::string leader_election_id;  // the default of --leader-election-id
-  };
+  using Options = asop::App::Options;
 
-  static constexpr int kExitUsage = 2;
+  static constexpr int kExitUsage = asop::App::kExitUsage;
 
   explicit App(Options options);
   ~App();

@@ -2,8 +2,8 @@
 #pragma once
 
 // Room src/ctrl/cache/: informers: the list+watch state machine and its driver, the object store
-// and its text codec. May use: src/ctrl/base/, src/ctrl/object/, src/kube/api/, src/kube/watch/,
-// src/kube/core/ (the Rooms table in docs/architecture.md).
+// and its text codec. May use: src/asop/, src/ctrl/base/, src/ctrl/object/, src/kube/api/,
+// src/kube/watch/, src/kube/core/ (the Rooms table in docs/architecture.md).
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "asop/cache.h"
 #include "ctrl/base/backoff.h"
 #include "ctrl/base/clock.h"
 #include "ctrl/cache/informer_state.h"
@@ -27,7 +28,7 @@ namespace ctrl {
 // Keeps an ObjectStore in step with one resource on the API server: the I/O half of the
 // list+watch state machine in informer_state.h. Handlers see every change after the store
 // applied it; they only enqueue keys (never block, never call the API).
-class Informer {
+class Informer final : public asop::Informer {
  public:
   struct Options {
     Options() = default;  // not an aggregate: GCC 12 co_await temporaries (see kube/list_options.h)
@@ -57,13 +58,13 @@ class Informer {
     // body is held whole; falls back to paginated lists when the server does not serve them.
     bool stream_lists = false;
   };
-  using Handler = std::function<void(const StoreChange&)>;
+  using Handler = asop::Informer::Handler;
 
   Informer(boost::asio::any_io_executor ex, std::shared_ptr<kube::RestClient> client,
            Options options, const Clock& clock, Random& random);
 
-  void add_handler(Handler handler) { handlers_.push_back(std::move(handler)); }
-  const ObjectStore& store() const { return store_; }
+  void add_handler(Handler handler) override { handlers_.push_back(std::move(handler)); }
+  const ObjectStore& store() const override { return store_; }
   // True once the first full list is in (it stays true: the store is never emptied).
   bool has_synced() const { return store_.has_synced(); }
   // True while the store is complete and kept current; false before the first list and while
@@ -77,7 +78,7 @@ class Informer {
   // (KEP-5647; WriteTracker compares the two).
   const std::string& newest_resource_version() const { return newest_resource_version_; }
   // "apps/v1 deployments" for logs.
-  const std::string& name() const { return name_; }
+  const std::string& name() const override { return name_; }
   // What it lists and watches (collection, selectors).
   const Options& options() const { return options_; }
 

@@ -11,14 +11,14 @@
 #include <variant>
 #include <vector>
 
+#include "asop/object.h"
 #include "kube/core/api_error.h"
 #include "kube/watch/watch_event.h"
 
 namespace ctrl {
 
-// An object as the informer hands it around: immutable once decoded, shared by the cache and
-// every reader.
-using ObjectPtr = std::shared_ptr<const rapidjson::Document>;
+// An object as the informer hands it around (public: asop/object.h).
+using asop::ObjectPtr;
 
 // The list+watch protocol of client-go's reflector as a pure state machine (kube-rs' watcher
 // does the same): `step(state, input)` says what to do to the cache and which request comes

@@ -11,21 +11,13 @@
 #include <unordered_set>
 #include <vector>
 
+#include "asop/cache.h"
 #include "ctrl/cache/informer_state.h"
 #include "ctrl/cache/text_codec.h"
 
 namespace ctrl {
 
-// What a store operation changed, for event handlers.
-struct StoreChange {
-  enum class Type { added, updated, deleted };
-  Type type;
-  ObjectPtr old_object;  // null for added
-  ObjectPtr new_object;  // for deleted: the last state known
-  // An add from the first full list (client-go's isInInitialList): the object existed before
-  // this process looked, so it is queued at low priority behind changes seen live.
-  bool in_initial_list = false;
-};
+using asop::StoreChange;
 
 // The informer's cache: objects by "namespace/name". Single-threaded, like everything on the event
 // loop. Each object is kept as its compact JSON text deflated against the text of the first object
@@ -33,7 +25,7 @@ struct StoreChange {
 // one kind are mostly alike, so one costs about a tenth of its text and a thirtieth of its DOM.
 // Each read inflates and parses a fresh DOM for its reader, a few microseconds for the objects of
 // this operator.
-class ObjectStore {
+class ObjectStore final : public asop::Cache {
  public:
   // Applies one informer operation and says what changed. A Replace (a full list) swaps the whole
   // content at once and reports the difference: objects gone since the last list are reported
@@ -46,15 +38,15 @@ class ObjectStore {
   void replace_from(const ObjectStore& staged,
                     const std::function<void(const StoreChange&)>& visit);
 
-  ObjectPtr get(std::string_view key) const;
-  bool contains(std::string_view key) const;
-  std::vector<std::string> keys() const;
+  ObjectPtr get(std::string_view key) const override;
+  bool contains(std::string_view key) const override;
+  std::vector<std::string> keys() const override;
   // Each object in turn, parsed one at a time: for readers of every object (metrics) that need
   // not hold them all at once.
-  void for_each(const std::function<void(const rapidjson::Document&)>& visit) const;
-  std::size_t size() const { return objects_.size(); }
+  void for_each(const std::function<void(const rapidjson::Document&)>& visit) const override;
+  std::size_t size() const override { return objects_.size(); }
   // True once the first full list is in.
-  bool has_synced() const { return synced_; }
+  bool has_synced() const override { return synced_; }
 
  private:
   // One cached object: its key and its deflated text in a single allocation. A map of string to

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "asop/object.h"
+
 namespace ctrl {
 namespace chr = std::chrono;
 
@@ -50,18 +52,6 @@ void write_string(Writer& w, std::string_view key, std::string_view value) {
 }
 
 }  // namespace
-
-std::string_view to_string(EventType type) {
-  return type == EventType::warning ? "Warning" : "Normal";
-}
-
-ObjectReference::ObjectReference(std::string api_version_, std::string kind_, std::string ns_,
-                                 std::string name_, std::string uid_)
-    : api_version(std::move(api_version_)),
-      kind(std::move(kind_)),
-      ns(std::move(ns_)),
-      name(std::move(name_)),
-      uid(std::move(uid_)) {}
 
 std::string truncate_utf8(std::string_view text, std::size_t max_bytes) {
   std::string out;
@@ -150,3 +140,26 @@ std::string event_patch_body(const EventRecord& e) {
 }
 
 }  // namespace ctrl
+
+namespace asop {
+
+std::string_view to_string(EventType type) {
+  return type == EventType::warning ? "Warning" : "Normal";
+}
+
+ObjectReference::ObjectReference(std::string api_version_, std::string kind_, std::string ns_,
+                                 std::string name_, std::string uid_)
+    : api_version(std::move(api_version_)),
+      kind(std::move(kind_)),
+      ns(std::move(ns_)),
+      name(std::move(name_)),
+      uid(std::move(uid_)) {}
+
+ObjectReference reference_to(const Kind& kind, const rapidjson::Value& object) {
+  const auto* meta = json::member(&object, "metadata");
+  return ObjectReference(kind.api_version, kind.kind, json::text(json::member(meta, "namespace")),
+                         json::text(json::member(meta, "name")),
+                         json::text(json::member(meta, "uid")));
+}
+
+}  // namespace asop

@@ -8,30 +8,16 @@
 #include <string_view>
 #include <utility>
 
+#include "asop/events.h"
 #include "ctrl/base/clock.h"
 
 namespace ctrl {
 
-// core/v1 Event.type.
-enum class EventType { normal, warning };
-std::string_view to_string(EventType type);  // "Normal", "Warning"
-
-// The object an Event is about (core/v1 ObjectReference). `kubectl describe` finds Events with a
-// field selector on involvedObject {kind, name, namespace, uid}, so uid must be the object's
-// current uid or the Events stay hidden.
-struct ObjectReference {
-  // Not an aggregate: see kube/list_options.h (GCC 12 co_await temporaries).
-  ObjectReference() = default;
-  ObjectReference(std::string api_version, std::string kind, std::string ns, std::string name,
-                  std::string uid);
-
-  std::string api_version;  // "v1", "apps/v1"
-  std::string kind;
-  std::string ns;  // empty for cluster-scoped objects
-  std::string name;
-  std::string uid;
-  std::optional<std::string> resource_version;
-};
+// The Event vocabulary is public (asop/events.h).
+using asop::EventType;
+using asop::ObjectReference;
+using asop::reference_to;
+using asop::to_string;
 
 // The most a message may hold; longer ones are cut at a UTF-8 character boundary (the events.k8s.io
 // API refuses notes over 1 kB, and a describe line should stay readable).

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// Room src/ctrl/events/: the Event recorder, correlator and spam filter. May use: src/ctrl/base/,
-// src/ctrl/metrics/, src/kube/api/ (the Rooms table in docs/architecture.md).
+// Room src/ctrl/events/: the Event recorder, correlator and spam filter. May use: src/asop/,
+// src/ctrl/base/, src/ctrl/metrics/, src/kube/api/ (the Rooms table in docs/architecture.md).
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -29,7 +29,7 @@ namespace ctrl {
 // single sender coroutine writes in order. record() never blocks and never fails the caller:
 // Events are best effort, so failures are logged, retried a couple of times at most and dropped.
 // Single-threaded like the rest of the runtime.
-class EventRecorder {
+class EventRecorder final : public asop::EventRecorder {
  public:
   struct Options {
     Options() = default;  // not an aggregate: GCC 12 co_await temporaries (kube/list_options.h)
@@ -65,7 +65,8 @@ class EventRecorder {
   // ("Created", "InvalidSpec"); `message` is for humans and is cut to 1 kB. Must run on the
   // recorder's executor.
   void record(const ObjectReference& involved, EventType type, std::string reason,
-              std::string message);
+              std::string message) override;
+  using asop::EventRecorder::record;
 
   // The object with this uid was deleted: its repeat cache and rate-limit bucket go (writes
   // already queued are still sent).

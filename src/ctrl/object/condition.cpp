@@ -2,9 +2,11 @@
 #include "ctrl/object/condition.h"
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <utility>
 
-namespace ctrl {
+namespace asop {
 namespace {
 
 std::string text(const rapidjson::Value& v, const char* field) {
@@ -89,4 +91,13 @@ rapidjson::Value condition_to_json(const Condition& c, rapidjson::Document::Allo
   return v;
 }
 
-}  // namespace ctrl
+std::string now_rfc3339() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return std::string(text, n);
+}
+
+}  // namespace asop

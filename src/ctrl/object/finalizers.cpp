@@ -6,7 +6,7 @@
 
 #include "ctrl/object/object_meta.h"
 
-namespace ctrl {
+namespace asop {
 namespace {
 
 std::string json_string(std::string_view s) {
@@ -45,27 +45,31 @@ FinalizerStep finalizer_step(const rapidjson::Value& object, std::string_view fi
   return has ? FinalizerStep::apply : FinalizerStep::add;
 }
 
+}  // namespace asop
+
+namespace ctrl {
+
 std::optional<std::string> add_finalizer_patch(const rapidjson::Value& object,
                                                std::string_view finalizer) {
-  if (finalizer_index(object, finalizer) >= 0) return std::nullopt;
+  if (asop::finalizer_index(object, finalizer) >= 0) return std::nullopt;
   std::string patch = R"([{"op":"test","path":"/metadata/resourceVersion","value":)" +
-                      json_string(meta_resource_version(object)) + "},";
-  if (has_finalizer_list(object)) {
-    patch +=
-        R"({"op":"add","path":"/metadata/finalizers/-","value":)" + json_string(finalizer) + "}]";
+                      asop::json_string(meta_resource_version(object)) + "},";
+  if (asop::has_finalizer_list(object)) {
+    patch += R"({"op":"add","path":"/metadata/finalizers/-","value":)" +
+             asop::json_string(finalizer) + "}]";
   } else {
-    patch +=
-        R"({"op":"add","path":"/metadata/finalizers","value":[)" + json_string(finalizer) + "]}]";
+    patch += R"({"op":"add","path":"/metadata/finalizers","value":[)" +
+             asop::json_string(finalizer) + "]}]";
   }
   return patch;
 }
 
 std::optional<std::string> remove_finalizer_patch(const rapidjson::Value& object,
                                                   std::string_view finalizer) {
-  const int index = finalizer_index(object, finalizer);
+  const int index = asop::finalizer_index(object, finalizer);
   if (index < 0) return std::nullopt;
   const std::string at = "/metadata/finalizers/" + std::to_string(index);
-  return R"([{"op":"test","path":")" + at + R"(","value":)" + json_string(finalizer) +
+  return R"([{"op":"test","path":")" + at + R"(","value":)" + asop::json_string(finalizer) +
          R"(},{"op":"remove","path":")" + at + "\"}]";
 }
 

@@ -7,17 +7,13 @@
 #include <string>
 #include <string_view>
 
+#include "asop/finalizers.h"
+
 namespace ctrl {
 
-// Where an object stands with a controller's finalizer, on (has it, being deleted): the four
-// states of kube-rs' finalizer() and controller-runtime's controllerutil.
-//   add       (no,  no)  add it before anything exists that needs cleaning up, and return: the
-//                        update brings the key back
-//   apply     (yes, no)  reconcile as usual
-//   clean_up  (yes, yes) clean up (idempotently: it runs again after a crash), then remove it
-//   nothing   (no,  yes) other finalizers are someone else's business
-enum class FinalizerStep { add, apply, clean_up, nothing };
-FinalizerStep finalizer_step(const rapidjson::Value& object, std::string_view finalizer);
+// The finalizer's states are public (asop/finalizers.h).
+using asop::finalizer_step;
+using asop::FinalizerStep;
 
 // A JSON patch that adds `finalizer`, guarded by the object's resourceVersion so a concurrent
 // writer's finalizer list is never overwritten; nullopt when the object has it.

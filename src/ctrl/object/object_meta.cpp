@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ctrl/object/object_meta.h"
 
-namespace ctrl {
+namespace asop {
 namespace {
 
 const rapidjson::Value* metadata(const rapidjson::Value& object) {
@@ -38,6 +38,13 @@ std::string_view meta_resource_version(const rapidjson::Value& object) {
   return meta_string(object, "resourceVersion");
 }
 
+std::int64_t meta_generation(const rapidjson::Value& object) {
+  const auto* meta = metadata(object);
+  if (meta == nullptr) return 0;
+  auto it = meta->FindMember("generation");
+  return it != meta->MemberEnd() && it->value.IsInt64() ? it->value.GetInt64() : 0;
+}
+
 std::string_view meta_label(const rapidjson::Value& object, std::string_view key) {
   const auto* meta = metadata(object);
   if (!meta) return {};
@@ -68,9 +75,13 @@ std::vector<std::string> meta_finalizers(const rapidjson::Value& object) {
   return out;
 }
 
+}  // namespace asop
+
+namespace ctrl {
+
 bool meta_deleted_by_write(const rapidjson::Value& written) {
   if (!meta_deleting(written) || !meta_finalizers(written).empty()) return false;
-  const auto* meta = metadata(written);
+  const auto* meta = asop::metadata(written);
   auto grace = meta->FindMember("deletionGracePeriodSeconds");
   return grace == meta->MemberEnd() || grace->value.IsNull() ||
          (grace->value.IsInt64() && grace->value.GetInt64() == 0);
@@ -88,6 +99,20 @@ std::optional<std::uint64_t> resource_version_number(std::string_view resource_v
     value = value * 10 + digit;
   }
   return value;
+}
+
+}  // namespace ctrl
+
+namespace asop {
+
+ObjectKey ObjectKey::from_key(const std::string& key) {
+  auto slash = key.find('/');
+  if (slash == std::string::npos) return ObjectKey({}, key);
+  return ObjectKey(key.substr(0, slash), key.substr(slash + 1));
+}
+
+std::string ObjectKey::key() const {
+  return ns.empty() ? name : ns + "/" + name;
 }
 
 std::string object_key(std::string_view ns, std::string_view name) {
@@ -120,6 +145,10 @@ std::optional<OwnerRef> controller_owner(const rapidjson::Value& object) {
   }
   return std::nullopt;
 }
+
+}  // namespace asop
+
+namespace ctrl {
 
 void strip_managed_fields(rapidjson::Value& object) {
   if (!object.IsObject()) return;

@@ -3,7 +3,7 @@
 
 #include <string_view>
 
-namespace ctrl {
+namespace asop {
 namespace {
 
 std::string_view group_of(std::string_view api_version) {
@@ -65,4 +65,9 @@ bool set_controller_reference(rapidjson::Value& object, const OwnerRef& owner,
   return true;
 }
 
-}  // namespace ctrl
+OwnerRef owner_of(const Kind& kind, const rapidjson::Value& owner) {
+  return OwnerRef{kind.api_version, kind.kind, std::string(meta_name(owner)),
+                  std::string(meta_uid(owner))};
+}
+
+}  // namespace asop

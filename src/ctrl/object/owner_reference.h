@@ -1,20 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <rapidjson/document.h>
-
+#include "asop/owner.h"
 #include "ctrl/object/object_meta.h"
 
 namespace ctrl {
 
-// controller-runtime's controllerutil.SetControllerReference on an object (or an apply body):
-// metadata.ownerReferences gets `owner` (its apiVersion, kind, name and uid) with controller and
-// blockOwnerDeletion true, replacing a reference to the same owner (same kind, group and name) and
-// keeping every other one; metadata is made if missing. The garbage collector then deletes the
-// object with its owner, and the owner's controller is queued by the object's changes.
-// Returns false and changes nothing when the object already has another controller: an object
-// has at most one, and taking it over is not this function's decision.
-bool set_controller_reference(rapidjson::Value& object, const OwnerRef& owner,
-                              rapidjson::Document::AllocatorType& a);
+// Public (asop/owner.h).
+using asop::set_controller_reference;
 
 }  // namespace ctrl

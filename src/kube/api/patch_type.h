@@ -3,15 +3,12 @@
 
 #include <string_view>
 
+#include "asop/client.h"
+
 namespace kube {
 
-// The PATCH flavours the API server accepts, told apart by Content-Type.
-enum class PatchType {
-  apply,            // server-side apply; needs a field manager
-  merge,            // RFC 7386 JSON merge patch
-  json,             // RFC 6902 JSON patch (supports "test" for optimistic concurrency)
-  strategic_merge,  // built-in types only
-};
+// PatchType is public (asop/client.h).
+using asop::PatchType;
 
 constexpr std::string_view content_type(PatchType type) {
   switch (type) {

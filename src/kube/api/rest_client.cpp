@@ -194,13 +194,13 @@ awaitable<Result<ApiResponse>> RestClient::get(const ResourcePath& object) {
 awaitable<Result<ApiResponse>> RestClient::list(const ResourcePath& collection,
                                                 const ListOptions& options) {
   if (auto refused = collection.refusal(Target::collection, "list")) co_return std::move(*refused);
-  co_return co_await request(http::verb::get, collection.target(list_query(options)));
+  co_return co_await request(http::verb::get, request_target(collection, list_query(options)));
 }
 
 awaitable<Result<std::string>> RestClient::list_text(const ResourcePath& collection,
                                                      const ListOptions& options) {
   if (auto refused = collection.refusal(Target::collection, "list")) co_return std::move(*refused);
-  auto res = co_await send(http::verb::get, collection.target(list_query(options)));
+  auto res = co_await send(http::verb::get, request_target(collection, list_query(options)));
   if (!res) co_return std::move(res).error();
   co_return std::move(res->body);
 }
@@ -251,14 +251,14 @@ awaitable<Result<ApiResponse>> RestClient::list_all(const ResourcePath& collecti
 awaitable<Result<ApiResponse>> RestClient::create(const ResourcePath& collection, JsonBody body,
                                                   const WriteOptions& options) {
   if (auto refused = collection.refusal(Target::collection, "POST")) co_return std::move(*refused);
-  co_return co_await request(http::verb::post, collection.target(write_query(options)), kJson,
-                             std::move(body.text));
+  co_return co_await request(http::verb::post, request_target(collection, write_query(options)),
+                             kJson, std::move(body.text));
 }
 
 awaitable<Result<ApiResponse>> RestClient::update(const ResourcePath& object, JsonBody body,
                                                   const WriteOptions& options) {
   if (auto refused = object.refusal(Target::object, "PUT")) co_return std::move(*refused);
-  co_return co_await request(http::verb::put, object.target(write_query(options)), kJson,
+  co_return co_await request(http::verb::put, request_target(object, write_query(options)), kJson,
                              std::move(body.text));
 }
 
@@ -267,7 +267,7 @@ awaitable<Result<ApiResponse>> RestClient::patch(const ResourcePath& object, Pat
   CHECK(type != PatchType::apply || !options.field_manager.empty())
       << "server-side apply needs a field manager";
   if (auto refused = object.refusal(Target::object, "PATCH")) co_return std::move(*refused);
-  co_return co_await request(http::verb::patch, object.target(write_query(options)),
+  co_return co_await request(http::verb::patch, request_target(object, write_query(options)),
                              content_type(type), std::move(body.text));
 }
 

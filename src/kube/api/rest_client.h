@@ -2,8 +2,8 @@
 #pragma once
 
 // Room src/kube/api/: the REST client: verbs on any resource, list splitting, request options and
-// patch types. May use: src/kube/http/, src/kube/watch/, src/kube/core/ (the Rooms table in
-// docs/architecture.md).
+// patch types. May use: src/asop/, src/kube/http/, src/kube/watch/, src/kube/core/ (the Rooms table
+// in docs/architecture.md).
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/beast/http/verb.hpp>

@@ -214,19 +214,6 @@ void append_bounded(std::string& out, std::string_view text) {
 
 }  // namespace
 
-const std::error_category& api_category() {
-  static const ApiCategory category;
-  return category;
-}
-
-std::error_code make_error_code(Errc e) {
-  return {static_cast<int>(e), api_category()};
-}
-
-std::string_view default_reason(Errc e) {
-  return info_for(e).reason;
-}
-
 Errc errc_from_status(int http_status, std::string_view reason) {
   if (const auto by_reason = errc_from_reason(reason)) return *by_reason;
   switch (http_status) {
@@ -307,28 +294,6 @@ ApiError api_error_from_transport(std::error_code ec, std::string_view what) {
   return error;
 }
 
-std::string ApiError::describe() const {
-  std::string out = reason.empty() ? code.message() : reason;
-  if (http_status != 0) out += " (" + std::to_string(http_status) + ")";
-  if (!message.empty()) {
-    append_bounded(out, ": ");
-    append_bounded(out, message);
-  }
-  if (!causes.empty()) {
-    append_bounded(out, " [");
-    for (std::size_t i = 0; i < causes.size(); ++i) {
-      if (i != 0) append_bounded(out, "; ");
-      if (!causes[i].field.empty()) {
-        append_bounded(out, causes[i].field);
-        append_bounded(out, ": ");
-      }
-      append_bounded(out, causes[i].message.empty() ? causes[i].type : causes[i].message);
-    }
-    append_bounded(out, "]");
-  }
-  return one_line_excerpt(out, kMaxDescribeBytes);
-}
-
 std::string one_line_excerpt(std::string_view text, std::size_t max_bytes) {
   std::string out;
   out.reserve(std::min(text.size(), max_bytes));
@@ -378,3 +343,42 @@ std::string one_line_excerpt(std::string_view text, std::size_t max_bytes) {
 }
 
 }  // namespace kube
+
+namespace asop {
+
+const std::error_category& api_category() {
+  static const kube::ApiCategory category;
+  return category;
+}
+
+std::error_code make_error_code(Errc e) {
+  return {static_cast<int>(e), api_category()};
+}
+
+std::string_view default_reason(Errc e) {
+  return kube::info_for(e).reason;
+}
+
+std::string ApiError::describe() const {
+  std::string out = reason.empty() ? code.message() : reason;
+  if (http_status != 0) out += " (" + std::to_string(http_status) + ")";
+  if (!message.empty()) {
+    kube::append_bounded(out, ": ");
+    kube::append_bounded(out, message);
+  }
+  if (!causes.empty()) {
+    kube::append_bounded(out, " [");
+    for (std::size_t i = 0; i < causes.size(); ++i) {
+      if (i != 0) kube::append_bounded(out, "; ");
+      if (!causes[i].field.empty()) {
+        kube::append_bounded(out, causes[i].field);
+        kube::append_bounded(out, ": ");
+      }
+      kube::append_bounded(out, causes[i].message.empty() ? causes[i].type : causes[i].message);
+    }
+    kube::append_bounded(out, "]");
+  }
+  return kube::one_line_excerpt(out, kube::kMaxDescribeBytes);
+}
+
+}  // namespace asop

@@ -3,7 +3,7 @@
 
 #include <glog/logging.h>
 
-namespace kube {
+namespace asop {
 
 ResourcePath ResourcePath::from_api_version(std::string_view api_version,
                                             std::string_view resource) {
@@ -98,18 +98,22 @@ std::string ResourcePath::path() const {
   CHECK(!resource.empty()) << "ResourcePath without a resource";
   CHECK(subresource.empty() || !name.empty())
       << "subresource " << subresource << " of " << resource << " needs an object name";
-  std::string out = group.empty()
-                        ? "/api/" + UrlQuery::encode(version)
-                        : "/apis/" + UrlQuery::encode(group) + "/" + UrlQuery::encode(version);
-  if (!ns.empty()) out += "/namespaces/" + UrlQuery::encode(ns);
-  out += "/" + UrlQuery::encode(resource);
-  if (!name.empty()) out += "/" + UrlQuery::encode(name);
-  if (!subresource.empty()) out += "/" + UrlQuery::encode(subresource);
+  std::string out = group.empty() ? "/api/" + kube::UrlQuery::encode(version)
+                                  : "/apis/" + kube::UrlQuery::encode(group) + "/" +
+                                        kube::UrlQuery::encode(version);
+  if (!ns.empty()) out += "/namespaces/" + kube::UrlQuery::encode(ns);
+  out += "/" + kube::UrlQuery::encode(resource);
+  if (!name.empty()) out += "/" + kube::UrlQuery::encode(name);
+  if (!subresource.empty()) out += "/" + kube::UrlQuery::encode(subresource);
   return out;
 }
 
-std::string ResourcePath::target(const UrlQuery& query) const {
-  return query.empty() ? path() : path() + "?" + query.str();
+}  // namespace asop
+
+namespace kube {
+
+std::string request_target(const ResourcePath& path, const UrlQuery& query) {
+  return query.empty() ? path.path() : path.path() + "?" + query.str();
 }
 
 }  // namespace kube

@@ -5,56 +5,16 @@
 #include <string>
 #include <string_view>
 
+#include "asop/kind.h"
 #include "kube/core/api_error.h"
 #include "kube/core/url_query.h"
 
 namespace kube {
 
-// Where a resource lives on the API server: group/version/resource, optionally a namespace, an
-// object name and a subresource. A value type; builders return modified copies so one base path
-// ("apps/v1 deployments") can be specialised per request.
-//
-//   core, namespaced:  /api/v1/namespaces/NS/configmaps/NAME
-//   grouped, cluster:  /apis/rbac.authorization.k8s.io/v1/clusterroles/NAME
-//   subresource:       /apis/apps/v1/namespaces/NS/deployments/NAME/status
-struct ResourcePath {
-  // Not an aggregate: see ListOptions (GCC 12 co_await temporaries).
-  ResourcePath() = default;
+// ResourcePath is public (asop/kind.h).
+using asop::ResourcePath;
 
-  std::string group;  // empty for the core group
-  std::string version;
-  std::string resource;  // plural, lower case: "configmaps"
-  std::string ns;        // empty: cluster-scoped, or all namespaces for a collection
-  std::string name;      // empty: the collection
-  std::string subresource;
-
-  // From an apiVersion as objects spell it: "v1" (core) or "apps/v1".
-  static ResourcePath from_api_version(std::string_view api_version, std::string_view resource);
-
-  ResourcePath in_namespace(std::string_view n) const;
-  ResourcePath named(std::string_view n) const;
-  ResourcePath sub(std::string_view s) const;  // "status", "scale", "finalizers"
-
-  // What a request needs the path to name: every object verb needs one object (a name), a list,
-  // watch or create needs the collection (no name).
-  enum class Target { object, collection };
-  // Why this path may not be sent, or empty when it may. As client-go's IsValidPathSegmentName,
-  // no segment may be "." or "..", or contain "/" or "%": the server decodes the path before
-  // routing, so such a segment would address another resource. An object path needs a name, so
-  // an empty name never turns DELETE of one object into DELETE of the whole collection.
-  std::string invalid_reason(Target target) const;
-  // The error a `verb` request gets instead of being sent (Errc::bad_request, no HTTP status), or
-  // none when the path is valid for `target`.
-  std::optional<ApiError> refusal(Target target, std::string_view verb) const;
-
-  // "v1" or "apps/v1".
-  std::string api_version() const;
-  // The URL path, each segment percent-encoded. A subresource needs a name (CHECKed).
-  std::string path() const;
-  // path() plus "?query" when the query is not empty.
-  std::string target(const UrlQuery& query) const;
-
-  bool operator==(const ResourcePath&) const = default;
-};
+// path() plus "?query" when the query is not empty: the request target sent.
+std::string request_target(const ResourcePath& path, const UrlQuery& query);
 
 }  // namespace kube

@@ -3,11 +3,11 @@
 
 #include <glog/logging.h>
 
-namespace kube {
+namespace asop {
 
 void result_misuse(const char* what, const ApiError* error) {
   LOG(FATAL) << what << (error != nullptr ? ": " + error->describe() : std::string());
   std::abort();  // LOG(FATAL) does not return; this tells the compiler so.
 }
 
-}  // namespace kube
+}  // namespace asop

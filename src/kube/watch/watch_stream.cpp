@@ -66,7 +66,7 @@ awaitable<Result<std::unique_ptr<WatchStream>>> WatchStream::open(HttpTransport&
   }
   HttpRequest req;
   req.method = boost::beast::http::verb::get;
-  req.target = collection.target(query(options));
+  req.target = request_target(collection, query(options));
   auto opened = co_await transport.open_stream(req);
   if (!opened) co_return std::move(opened).error();
   std::unique_ptr<HttpStream> stream = std::move(*opened);

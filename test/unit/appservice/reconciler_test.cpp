@@ -451,8 +451,8 @@ void run(const Case& c) {
   ctrl::ReconcileContext ctx;
   ctx.log_prefix = "controller=appservice namespace=demo name=nginx-app reconcileID=test";
   // As the controller gives each reconcile (ctrl::Controller::process).
-  ctrl::Client client(*kube::testing::rest_client_for(io, api), writes,
-                      ctrl::ObjectKey("demo", name), ctx.log_prefix);
+  auto client = ctrl::make_client(*kube::testing::rest_client_for(io, api), writes,
+                                  ctrl::ObjectKey("demo", name), ctx.log_prefix);
   ctx.client = &client;
   ctrl::ReconcileResult result;
   int held = 0;

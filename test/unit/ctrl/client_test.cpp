@@ -65,8 +65,8 @@ TEST_CASE("client: a write holds its key until the caches that hold the object o
   Fixture f;
   FakeApiServer api(
       f.io, [](const FakeApiServer::Request&) { return Reply::json(200, configmap("a", "20")); });
-  ctrl::Client client(*kube::testing::rest_client_for(f.io, api), f.tracker,
-                      ctrl::ObjectKey("ns", "owner"), "controller=test");
+  auto client = ctrl::make_client(*kube::testing::rest_client_for(f.io, api), f.tracker,
+                                  ctrl::ObjectKey("ns", "owner"), "controller=test");
   auto body = [&]() -> asio::awaitable<void> {
     const auto path = kConfigMap.collection().in_namespace("ns").named("a");
     auto applied = co_await client.apply(path, kube::JsonBody("{}"), "test", "because");
@@ -89,8 +89,8 @@ TEST_CASE("client: a DELETE forgets the earlier writes of the object", "[client]
     ++calls;
     return Reply::json(200, configmap("a", calls == 1 ? "20" : "21"));
   });
-  ctrl::Client client(*kube::testing::rest_client_for(f.io, api), f.tracker,
-                      ctrl::ObjectKey("ns", "owner"), "controller=test");
+  auto client = ctrl::make_client(*kube::testing::rest_client_for(f.io, api), f.tracker,
+                                  ctrl::ObjectKey("ns", "owner"), "controller=test");
   auto body = [&]() -> asio::awaitable<void> {
     const auto path = kConfigMap.collection().in_namespace("ns").named("a");
     auto applied = co_await client.apply(path, kube::JsonBody("{}"), "test", "because");
@@ -119,8 +119,8 @@ TEST_CASE("client: removing the last finalizer of a deleting object holds until 
     sent = r.body;
     return Reply::json(200, configmap("a", "30", deleting));
   });
-  ctrl::Client client(*kube::testing::rest_client_for(f.io, api), f.tracker,
-                      ctrl::ObjectKey("ns", "a"), "controller=test");
+  auto client = ctrl::make_client(*kube::testing::rest_client_for(f.io, api), f.tracker,
+                                  ctrl::ObjectKey("ns", "a"), "controller=test");
   auto body = [&]() -> asio::awaitable<void> {
     const auto path = kConfigMap.collection().in_namespace("ns").named("a");
     auto object = f.copies.get("ns/a");
@@ -166,8 +166,8 @@ TEST_CASE("client: a finalizer guard that failed is a conflict, as a 409 is", "[
         R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Invalid","code":422,)"
         R"("message":"the server rejected our request due to an error in our request: testing value /metadata/finalizers failed: test failed"})");
   });
-  ctrl::Client client(*kube::testing::rest_client_for(f.io, api), f.tracker,
-                      ctrl::ObjectKey("ns", "a"), "controller=test");
+  auto client = ctrl::make_client(*kube::testing::rest_client_for(f.io, api), f.tracker,
+                                  ctrl::ObjectKey("ns", "a"), "controller=test");
   auto body = [&]() -> asio::awaitable<void> {
     const auto path = kConfigMap.collection().in_namespace("ns").named("a");
     auto added = co_await client.add_finalizer(path, *parsed(configmap("a", "40")), "mine");
@@ -192,8 +192,8 @@ TEST_CASE("client: another 422 stays an error", "[client]") {
         422, R"({"kind":"Status","status":"Failure","reason":"Invalid","code":422,)"
              R"("message":"ConfigMap \"a\" is invalid: metadata.finalizers[0]: Invalid value"})");
   });
-  ctrl::Client client(*kube::testing::rest_client_for(f.io, api), f.tracker,
-                      ctrl::ObjectKey("ns", "a"), "controller=test");
+  auto client = ctrl::make_client(*kube::testing::rest_client_for(f.io, api), f.tracker,
+                                  ctrl::ObjectKey("ns", "a"), "controller=test");
   auto body = [&]() -> asio::awaitable<void> {
     const auto path = kConfigMap.collection().in_namespace("ns").named("a");
     auto added = co_await client.add_finalizer(path, *parsed(configmap("a", "40")), "bad name");
@@ -217,8 +217,8 @@ TEST_CASE("client: a DELETE that leaves the object being deleted is a write the 
     return Reply::json(404,
                        R"({"kind":"Status","status":"Failure","reason":"NotFound","code":404})");
   });
-  ctrl::Client client(*kube::testing::rest_client_for(f.io, api), f.tracker,
-                      ctrl::ObjectKey("ns", "owner"), "controller=test");
+  auto client = ctrl::make_client(*kube::testing::rest_client_for(f.io, api), f.tracker,
+                                  ctrl::ObjectKey("ns", "owner"), "controller=test");
   auto body = [&]() -> asio::awaitable<void> {
     const auto path = kConfigMap.collection().in_namespace("ns").named("a");
     const kube::DeleteOptions options;
@@ -235,4 +235,39 @@ TEST_CASE("client: a DELETE that leaves the object being deleted is a write the 
   kube::testing::run_async(f.io, body(), [&] { api.stop(); });
   CHECK(f.tracker.size() == 0);
   CHECK_FALSE(f.tracker.behind("ns/owner"));
+}
+
+TEST_CASE("client: update_status_if_changed writes only a status that differs", "[client]") {
+  Fixture f;
+  FakeApiServer api(f.io, [](const FakeApiServer::Request&) {
+    return Reply::json(200, configmap("a", "30", R"(},"status":{"phase":"Ready")"));
+  });
+  auto client = ctrl::make_client(*kube::testing::rest_client_for(f.io, api), f.tracker,
+                                  ctrl::ObjectKey("ns", "a"), "controller=test");
+  const auto cached = parsed(configmap("a", "20", R"(},"status":{"phase":"Ready")"));
+  rapidjson::Document same;
+  same.Parse(R"({"phase":"Ready"})");
+  rapidjson::Document changed;
+  changed.Parse(R"({"phase":"Failed"})");
+  auto body = [&]() -> asio::awaitable<void> {
+    const auto path = kConfigMap.collection().in_namespace("ns").named("a");
+    auto unchanged = co_await client.update_status_if_changed(path, *cached, same, "same");
+    REQUIRE(unchanged);
+    CHECK(unchanged->status == 0);  // nothing sent
+    CHECK(api.seen().empty());
+    auto written = co_await client.update_status_if_changed(path, *cached, changed, "phase");
+    REQUIRE(written);
+    CHECK(written->status == 200);
+  };
+  kube::testing::run_async(f.io, body(), [&] { api.stop(); });
+  REQUIRE(api.seen().size() == 1);
+  const auto& put = api.seen()[0];
+  CHECK(put.method == boost::beast::http::verb::put);
+  CHECK(put.target == "/api/v1/namespaces/ns/configmaps/a/status");
+  rapidjson::Document sent;
+  sent.Parse(put.body.c_str());
+  CHECK(std::string(sent["status"]["phase"].GetString()) == "Failed");
+  // Guarded by the cached resourceVersion; the rest of the object as cached.
+  CHECK(std::string(sent["metadata"]["resourceVersion"].GetString()) == "20");
+  CHECK(std::string(sent["metadata"]["labels"]["role"].GetString()) == "copy");
 }

@@ -60,3 +60,12 @@ TEST_CASE("ctrl condition: JSON both ways, malformed entries skipped", "[conditi
   CHECK(v == d[0]);
   CHECK(ctrl::conditions_from_json(nullptr).empty());
 }
+
+TEST_CASE("now_rfc3339: UTC, whole seconds, as the API server writes times", "[condition]") {
+  const std::string now = asop::now_rfc3339();
+  REQUIRE(now.size() == 20);
+  CHECK(now[4] == '-');
+  CHECK(now[10] == 'T');
+  CHECK(now[19] == 'Z');
+  CHECK(now.substr(0, 2) == "20");
+}

@@ -62,3 +62,19 @@ TEST_CASE("set_controller_reference: an object with another controller is left a
   CHECK_FALSE(ctrl::set_controller_reference(d, kOwner, d.GetAllocator()));
   CHECK(text(d) == text(parse(json)));
 }
+
+TEST_CASE("owner_of: the owner's kind from the caller, name and uid from the object, generation",
+          "[owner_reference]") {
+  rapidjson::Document owner;
+  owner.Parse(R"({"metadata":{"namespace":"ns","name":"web","uid":"u-1","generation":7}})");
+  const asop::Kind kind("app.example.com/v1", "AppService", "appservices");
+  const auto ref = asop::owner_of(kind, owner);
+  CHECK(ref.api_version == "app.example.com/v1");
+  CHECK(ref.kind == "AppService");
+  CHECK(ref.name == "web");
+  CHECK(ref.uid == "u-1");
+  CHECK(asop::meta_generation(owner) == 7);
+  rapidjson::Document bare;
+  bare.Parse(R"({"metadata":{"name":"x"}})");
+  CHECK(asop::meta_generation(bare) == 0);
+}

@@ -67,8 +67,8 @@ TEST_CASE("query values with selector syntax are percent-encoded", "[rest][path]
   CHECK(UrlQuery::encode("\xC3\xA9") == "%C3%A9");
 
   const auto pods = ResourcePath::from_api_version("v1", "pods");
-  CHECK(pods.target(UrlQuery{}) == "/api/v1/pods");
-  CHECK(pods.target(UrlQuery().add("watch", "1")) == "/api/v1/pods?watch=1");
+  CHECK(request_target(pods, UrlQuery{}) == "/api/v1/pods");
+  CHECK(request_target(pods, UrlQuery().add("watch", "1")) == "/api/v1/pods?watch=1");
 }
 
 TEST_CASE("segments that would address another resource are refused", "[rest][path]") {
