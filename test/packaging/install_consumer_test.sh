@@ -35,6 +35,16 @@ want="AsopRuntime $(sed -n 's/^project(appservice-operator VERSION \([0-9.]*\).*
 [ "$out" = "$want" ] || fail "the consumer printed '$out', want '$want'"
 echo "ok: installed, built out of tree with find_package(AsopRuntime), ran: $out"
 
+# A controller's file stays light: the public headers, every one included by the consumer, pull in
+# no Beast, no OpenSSL and nothing of the runtime's own headers (the transport above all).
+c++ -std=c++20 -DRAPIDJSON_HAS_STDSTRING=1 -DBOOST_ASIO_NO_DEPRECATED -DCONSUMER_FOUND_VERSION='""' \
+  -I"$tmp/prefix/include" -H -fsyntax-only "$here/fixtures/consumer/consumer.cpp" 2>"$tmp/headers" ||
+  { cat "$tmp/headers"; fail "the consumer does not compile against the install alone"; }
+heavy=$(grep '^\.' "$tmp/headers" | awk '{print $2}' | grep -E 'boost/beast|openssl/|/(kube|ctrl)/' |
+  sort -u | head -5) || true
+[ -z "$heavy" ] || fail "the public headers pull in $(echo "$heavy" | tr '\n' ' ')"
+echo "ok: the public headers include $(grep -c '^\.' "$tmp/headers") headers, none of Beast, OpenSSL or the runtime"
+
 # docs/library.md's controller, from an empty directory.
 mkdir "$tmp/doc"
 awk '/^```cmake$/ {on = !done} /^```$/ {if (on) done = 1; on = 0; next} on && !/^```/' \
