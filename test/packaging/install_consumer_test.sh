@@ -41,8 +41,8 @@ c++ -std=c++20 -DRAPIDJSON_HAS_STDSTRING=1 -DBOOST_ASIO_NO_DEPRECATED -DCONSUMER
   -I"$tmp/prefix/include" -H -fsyntax-only "$here/fixtures/consumer/consumer.cpp" 2>"$tmp/headers" ||
   { cat "$tmp/headers"; fail "the consumer does not compile against the install alone"; }
 heavy=$(grep '^\.' "$tmp/headers" | awk '{print $2}' | grep -E 'boost/beast|openssl/|/(kube|ctrl)/' |
-  sort -u | head -5) || true
-[ -z "$heavy" ] || fail "the public headers pull in $(echo "$heavy" | tr '\n' ' ')"
+  sort -u) || true
+[ -z "$heavy" ] || fail "the public headers pull in $(echo "$heavy" | sed -n '1,5p' | tr '\n' ' ')"
 echo "ok: the public headers include $(grep -c '^\.' "$tmp/headers") headers, none of Beast, OpenSSL or the runtime"
 
 # docs/library.md's controller, from an empty directory.
