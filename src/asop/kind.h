@@ -13,6 +13,12 @@
 
 namespace asop {
 
+// The group of an apiVersion: "apps/v1" -> "apps", "v1" (the core group) -> "".
+inline std::string_view group_of(std::string_view api_version) {
+  const auto slash = api_version.find('/');
+  return slash == std::string_view::npos ? std::string_view{} : api_version.substr(0, slash);
+}
+
 // Where a resource lives on the API server: group/version/resource, optionally a namespace, an
 // object name and a subresource. A value type; builders return modified copies so one base path
 // ("apps/v1 deployments") can be specialised per request.
@@ -79,10 +85,7 @@ struct Kind {
   Scope scope = Scope::namespaced;
 
   // "apps", "" for the core group.
-  std::string group() const {
-    const auto slash = api_version.find('/');
-    return slash == std::string::npos ? std::string() : api_version.substr(0, slash);
-  }
+  std::string group() const { return std::string(group_of(api_version)); }
   // The collection in every namespace (or the cluster-scoped one).
   ResourcePath collection() const { return ResourcePath::from_api_version(api_version, resource); }
 };

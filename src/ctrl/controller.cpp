@@ -116,7 +116,8 @@ Informer::Handler Controller::enqueue_self(Updates updates) {
   return [this, enqueue = std::move(enqueue)](const StoreChange& change) {
     // The object is gone: what our writes to it and its children returned is moot.
     if (change.type == StoreChange::Type::deleted) {
-      for (const auto& key : handlers::own_key(change)) tracker_->forget_owner(key.key());
+      const auto& gone = change.new_object ? change.new_object : change.old_object;
+      if (gone) tracker_->forget_owner(object_key(*gone));
     }
     enqueue(change);
   };

@@ -4,19 +4,11 @@
 #include <string_view>
 #include <utility>
 
+#include "asop/kind.h"
 #include "ctrl/object/object_meta.h"
 #include "ctrl/object/status_only_change.h"
 
 namespace ctrl::handlers {
-namespace {
-
-// The group of an apiVersion: "apps/v1" -> "apps", "v1" -> "".
-std::string_view group_of(std::string_view api_version) {
-  auto slash = api_version.find('/');
-  return slash == std::string_view::npos ? std::string_view{} : api_version.substr(0, slash);
-}
-
-}  // namespace
 
 int priority_of(const asop::StoreChange& change) {
   using Type = asop::StoreChange::Type;
@@ -41,9 +33,12 @@ Keys controller_owner_keys(std::string group, std::string kind, const asop::Cach
         for (const auto* object : {&change.old_object, &change.new_object}) {
           if (!*object) continue;
           auto owner = controller_owner(**object);
-          if (!owner || owner->kind != kind || group_of(owner->api_version) != group) continue;
+          if (!owner || owner->kind != kind || asop::group_of(owner->api_version) != group)
+            continue;
+          if (owners && !owners->contains(object_key(meta_namespace(**object), owner->name))) {
+            continue;
+          }
           asop::ObjectKey key(std::string(meta_namespace(**object)), owner->name);
-          if (owners && !owners->contains(key.key())) continue;
           if (keys.empty() || !(keys.back() == key)) keys.push_back(std::move(key));
         }
         return keys;

@@ -3,13 +3,10 @@
 
 #include <string_view>
 
+#include "asop/kind.h"
+
 namespace asop {
 namespace {
-
-std::string_view group_of(std::string_view api_version) {
-  auto slash = api_version.find('/');
-  return slash == std::string_view::npos ? std::string_view{} : api_version.substr(0, slash);
-}
 
 std::string_view text(const rapidjson::Value& v, const char* field) {
   if (!v.IsObject()) return {};
