@@ -112,9 +112,9 @@ class Client {
   boost::asio::awaitable<Response> create(const ResourcePath& collection, JsonBody body,
                                           std::string why);
   // Creates by server-side apply, never touching an object that exists (409 then): the apply
-  // carries a resourceVersion precondition no existing object can match.
-  boost::asio::awaitable<Response> apply_create(const ResourcePath& object,
-                                                const rapidjson::Value& body,
+  // carries a resourceVersion precondition no existing object can match. `body` must be a JSON
+  // object with metadata (Errc::bad_request and nothing sent otherwise).
+  boost::asio::awaitable<Response> apply_create(const ResourcePath& object, JsonBody body,
                                                 std::string_view field_manager, std::string why);
   // Server-side apply, forced.
   boost::asio::awaitable<Response> apply(const ResourcePath& object, JsonBody body,

@@ -59,12 +59,11 @@ asio::awaitable<Client::Response> Client::create(const ResourcePath& collection,
   co_return impl_->recorded(collection, std::move(result));
 }
 
-asio::awaitable<Client::Response> Client::apply_create(const ResourcePath& object,
-                                                       const rapidjson::Value& body,
+asio::awaitable<Client::Response> Client::apply_create(const ResourcePath& object, JsonBody body,
                                                        std::string_view field_manager,
                                                        std::string why) {
   auto w = impl_->writer(std::move(why));
-  auto result = co_await w.apply_create(object, body, field_manager);
+  auto result = co_await w.apply_create(object, std::move(body), field_manager);
   co_return impl_->recorded(object, std::move(result));
 }
 

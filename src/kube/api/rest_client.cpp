@@ -279,13 +279,18 @@ awaitable<Result<ApiResponse>> RestClient::apply(const ResourcePath& object, Jso
   co_return co_await patch(object, PatchType::apply, std::move(body), options);
 }
 
-awaitable<Result<ApiResponse>> RestClient::apply_create(const ResourcePath& object,
-                                                        const rapidjson::Value& body,
+awaitable<Result<ApiResponse>> RestClient::apply_create(const ResourcePath& object, JsonBody body,
                                                         std::string_view field_manager) {
-  CHECK(body.IsObject() && body.HasMember("metadata") && body["metadata"].IsObject())
-      << "apply_create needs an object with metadata";
   rapidjson::Document doc;
-  doc.CopyFrom(body, doc.GetAllocator());
+  doc.Parse(body.text.data(), body.text.size());
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("metadata") ||
+      !doc["metadata"].IsObject()) {
+    ApiError err;
+    err.code = make_error_code(Errc::bad_request);
+    err.reason = std::string(default_reason(Errc::bad_request));
+    err.message = "PATCH not sent: apply_create needs a JSON object with metadata";
+    co_return err;
+  }
   auto& metadata = doc["metadata"];
   metadata.RemoveMember("resourceVersion");
   metadata.AddMember(

@@ -88,9 +88,10 @@ class RestClient {
   // the API server ignores when the apply creates and refuses with 409 Conflict otherwise. Unlike
   // a POST, whose managedFields entry is an "Update" that a later apply cannot remove fields of,
   // the object starts with the manager's "Apply" entry. `body` must be a JSON object with
-  // metadata.name; its resourceVersion, if any, is replaced.
+  // metadata.name; its resourceVersion, if any, is replaced. Any other body is not sent
+  // (Errc::bad_request).
   boost::asio::awaitable<Result<ApiResponse>> apply_create(const ResourcePath& object,
-                                                           const rapidjson::Value& body,
+                                                           JsonBody body,
                                                            std::string_view field_manager);
   // The resourceVersion apply_create sends: the largest value the API server parses, above any
   // etcd revision (an int64), so no object carries it.

@@ -409,7 +409,8 @@ TEST_CASE("writes use the right verb, content type and query", "[rest]") {
   CHECK(parse(seen[6].body) == parse(R"({"kind":"DeleteOptions","apiVersion":"v1"})"));
 }
 
-TEST_CASE("apply_create: an unforced apply whose resourceVersion no object has", "[rest]") {
+TEST_CASE("apply_create: an unforced apply whose resourceVersion no object has, no other body",
+          "[rest]") {
   Fixture f([](const FakeApiServer::Request& r) {
     if (r.target.find("/taken?") != std::string::npos) {
       return FakeApiServer::Reply::json(
@@ -429,6 +430,12 @@ TEST_CASE("apply_create: an unforced apply whose resourceVersion no object has",
     auto refused = co_await f.client.apply_create(kConfigMaps.named("taken"), taken, "mgr");
     REQUIRE_FALSE(refused.ok());
     CHECK(refused.error().is(Errc::conflict));
+    // A body that is not an object with metadata is refused here, not sent.
+    for (const char* bad : {"[1]", R"({"metadata":7})", "{"}) {
+      auto not_sent = co_await f.client.apply_create(kConfigMaps.named("b"), bad, "mgr");
+      REQUIRE_FALSE(not_sent.ok());
+      CHECK(not_sent.error().is(Errc::bad_request));
+    }
   }());
   const auto& seen = f.server.seen();
   REQUIRE(seen.size() == 2);
