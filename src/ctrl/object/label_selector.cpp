@@ -3,15 +3,10 @@
 
 #include <algorithm>
 
+#include "kube/core/text.h"
+
 namespace ctrl {
 namespace {
-
-std::string_view trimmed(std::string_view s) {
-  const auto begin = s.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return {};
-  const auto end = s.find_last_not_of(" \t");
-  return s.substr(begin, end - begin + 1);
-}
 
 // Splits at commas outside parentheses: "a in (x,y),b" is two terms.
 std::vector<std::string_view> terms_of(std::string_view text) {
@@ -22,7 +17,7 @@ std::vector<std::string_view> terms_of(std::string_view text) {
     if (i < text.size() && text[i] == '(') ++depth;
     if (i < text.size() && text[i] == ')') --depth;
     if (i == text.size() || (text[i] == ',' && depth == 0)) {
-      out.push_back(trimmed(text.substr(start, i - start)));
+      out.push_back(kube::trim(text.substr(start, i - start)));
       start = i + 1;
     }
   }
@@ -35,14 +30,14 @@ bool valid_key(std::string_view key) {
 
 // "(a, b)" -> {"a", "b"}; nullopt without the parentheses.
 std::optional<std::vector<std::string>> value_set(std::string_view text) {
-  text = trimmed(text);
+  text = kube::trim(text);
   if (text.size() < 2 || text.front() != '(' || text.back() != ')') return std::nullopt;
   std::vector<std::string> values;
   std::string_view inner = text.substr(1, text.size() - 2);
   std::size_t start = 0;
   for (std::size_t i = 0; i <= inner.size(); ++i) {
     if (i == inner.size() || inner[i] == ',') {
-      values.emplace_back(trimmed(inner.substr(start, i - start)));
+      values.emplace_back(kube::trim(inner.substr(start, i - start)));
       start = i + 1;
     }
   }
@@ -53,14 +48,14 @@ std::optional<std::vector<std::string>> value_set(std::string_view text) {
 
 std::optional<LabelSelector> LabelSelector::parse(std::string_view text) {
   LabelSelector selector;
-  if (trimmed(text).empty()) return selector;
+  if (kube::trim(text).empty()) return selector;
   for (std::string_view term : terms_of(text)) {
     Term t;
     if (term.empty()) return std::nullopt;
     // Set-based: "key in (...)", "key notin (...)".
     const auto space = term.find_first_of(" \t");
     if (space != std::string_view::npos && term.find('=') == std::string_view::npos) {
-      std::string_view rest = trimmed(term.substr(space));
+      std::string_view rest = kube::trim(term.substr(space));
       std::optional<std::vector<std::string>> values;
       if (rest.starts_with("notin")) {
         t.op = Term::Op::not_in;
@@ -74,16 +69,16 @@ std::optional<LabelSelector> LabelSelector::parse(std::string_view text) {
       t.values = std::move(*values);
     } else if (term.front() == '!') {
       t.op = Term::Op::not_exists;
-      t.key = std::string(trimmed(term.substr(1)));
+      t.key = std::string(kube::trim(term.substr(1)));
     } else if (auto at = term.find("!="); at != std::string_view::npos) {
       t.op = Term::Op::not_equals;
-      t.key = std::string(trimmed(term.substr(0, at)));
-      t.values.emplace_back(trimmed(term.substr(at + 2)));
+      t.key = std::string(kube::trim(term.substr(0, at)));
+      t.values.emplace_back(kube::trim(term.substr(at + 2)));
     } else if (auto eq = term.find('='); eq != std::string_view::npos) {
       const std::size_t skip = term.substr(eq).starts_with("==") ? 2 : 1;
       t.op = Term::Op::equals;
-      t.key = std::string(trimmed(term.substr(0, eq)));
-      t.values.emplace_back(trimmed(term.substr(eq + skip)));
+      t.key = std::string(kube::trim(term.substr(0, eq)));
+      t.values.emplace_back(kube::trim(term.substr(eq + skip)));
     } else {
       t.key = std::string(term);
     }

@@ -2,8 +2,8 @@
 #pragma once
 
 // Room src/ctrl/object/: objects as JSON: metadata accessors, field masks, compact text,
-// managed-fields upgrade, status-only change. May use: src/asop/ (the Rooms table in
-// docs/architecture.md).
+// managed-fields upgrade, status-only change. May use: src/asop/, src/kube/core/ (the Rooms table
+// in docs/architecture.md).
 
 #include <rapidjson/document.h>
 

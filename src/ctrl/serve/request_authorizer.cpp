@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "kube/core/text.h"
+
 namespace ctrl {
 namespace {
 
@@ -44,12 +46,7 @@ struct InFlight {
 }  // namespace
 
 std::string bearer_token(std::string_view authorization) {
-  auto trim = [](std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-  };
-  authorization = trim(authorization);
+  authorization = kube::trim(authorization);
   const auto space = authorization.find(' ');
   if (space == std::string_view::npos) return {};
   const auto scheme = authorization.substr(0, space);
@@ -60,7 +57,7 @@ std::string bearer_token(std::string_view authorization) {
       })) {
     return {};
   }
-  const auto token = trim(authorization.substr(space + 1));
+  const auto token = kube::trim(authorization.substr(space + 1));
   // A token is one word; anything else is not a bearer token.
   if (token.find_first_of(" \t") != std::string_view::npos) return {};
   return std::string(token);

@@ -11,18 +11,12 @@
 
 #include "kube/config/config_error.h"
 #include "kube/config/kubeconfig.h"
+#include "kube/core/text.h"
 
 namespace kube {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string trim(std::string s) {
-  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
-}
 
 bool exists(const std::string& path) {
   std::error_code ec;

@@ -25,6 +25,7 @@
 #include "kube/config/config_error.h"
 #include "kube/config/proxy_env.h"
 #include "kube/core/resource_path.h"
+#include "kube/core/text.h"
 
 namespace kube {
 namespace {
@@ -151,13 +152,6 @@ void for_each_named(const YAML::Node& root, const char* list, const char* body_k
 std::string resolve_path(const fs::path& base_dir, const std::string& p) {
   if (p.empty() || fs::path(p).is_absolute()) return p;
   return (base_dir / p).lexically_normal().string();
-}
-
-std::string trim(std::string s) {
-  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
 }
 
 bool file_exists(const std::string& path) {

@@ -9,6 +9,7 @@
 
 #include "kube/config/config_error.h"
 #include "kube/config/kubeconfig.h"
+#include "kube/core/text.h"
 
 namespace kube {
 
@@ -17,9 +18,7 @@ namespace ip = boost::asio::ip;
 namespace {
 
 std::string lower_trimmed(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  std::string out(s);
+  std::string out(trim(s));
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;

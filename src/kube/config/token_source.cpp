@@ -12,18 +12,10 @@
 
 #include "kube/config/config_error.h"
 #include "kube/config/kubeconfig.h"
+#include "kube/core/text.h"
 
 namespace kube {
-namespace {
-
-std::string trim(std::string s) {
-  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TokenSource::TokenSource(const RestConfig& config, Clock clock,
                          std::unique_ptr<ExecCredentialProvider> exec)
