@@ -9,6 +9,7 @@
 #include <exception>
 #include <optional>
 
+#include "ctrl/base/exception_text.h"
 #include "ctrl/base/free_heap.h"
 #include "ctrl/base/random_uuid.h"
 #include "ctrl/client.h"
@@ -137,13 +138,7 @@ asio::awaitable<void> Controller::run() {
   int running = options_.max_concurrent_reconciles + 2 + (resyncs ? 1 : 0);
   asio::steady_timer finished(ex_, kForever);
   auto on_exit = [&](std::exception_ptr e) {
-    if (e) {
-      try {
-        std::rethrow_exception(e);
-      } catch (const std::exception& ex) {
-        LOG(ERROR) << "controller=" << options_.name << " worker failed: " << ex.what();
-      }
-    }
+    if (e) LOG(ERROR) << "controller=" << options_.name << " worker failed: " << exception_text(e);
     if (--running == 0) finished.cancel();
   };
   for (int i = 0; i < options_.max_concurrent_reconciles; ++i) {

@@ -11,6 +11,8 @@
 #include <csignal>
 #include <sstream>
 
+#include "ctrl/base/exception_text.h"
+
 namespace ctrl {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -22,16 +24,6 @@ HealthServer::Options server_options(const std::string& bind_address) {
   HealthServer::Options options;
   options.bind_address = bind_address;
   return options;
-}
-
-std::string describe(std::exception_ptr e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    return ex.what();
-  } catch (...) {
-    return "unknown exception";
-  }
 }
 
 // "0.5s", "120s".
@@ -160,7 +152,7 @@ std::function<void(std::exception_ptr)> Manager::supervise(std::string what, boo
   return [this, what = std::move(what), fatal_at_once](std::exception_ptr e) {
     if (aborted_) return;
     if (!e && shutting_down_) return;  // it was asked to end
-    const std::string why = e ? "failed: " + describe(e) : "ended unexpectedly";
+    const std::string why = e ? "failed: " + exception_text(e) : "ended unexpectedly";
     if (fatal_at_once) {
       // The leader elector: nobody renews the Lease any more, so a standby may soon lead. Like a
       // lost lease, nothing of ours may run on.
@@ -196,7 +188,7 @@ void Manager::request_shutdown() {
 int Manager::run() {
   asio::co_spawn(io_, main(), [this](std::exception_ptr e) {
     if (e) {
-      failure_ = "manager failed: " + describe(e);
+      failure_ = "manager failed: " + exception_text(e);
       LOG(ERROR) << failure_;
       exit_code_ = kExitFailure;
     }

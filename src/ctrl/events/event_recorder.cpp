@@ -14,6 +14,7 @@
 #include <exception>
 #include <utility>
 
+#include "ctrl/base/exception_text.h"
 #include "ctrl/base/free_heap.h"
 
 namespace ctrl {
@@ -163,13 +164,7 @@ void EventRecorder::enqueue(EventWrite write) {
     sender_running_ = true;
     asio::co_spawn(ex_, send_loop(alive_), [this, alive = alive_](std::exception_ptr e) {
       if (!e) return;
-      std::string why = "unknown exception";
-      try {
-        std::rethrow_exception(e);
-      } catch (const std::exception& x) {
-        why = x.what();
-      } catch (...) {
-      }
+      const std::string why = exception_text(e);
       LOG(ERROR) << "Event sender stopped: " << why;
       if (*alive && on_sender_failure_) on_sender_failure_(why);
     });

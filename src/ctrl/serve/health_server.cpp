@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "ctrl/base/exception_text.h"
 #include "ctrl/serve/bind_address.h"
 
 namespace ctrl {
@@ -57,14 +58,7 @@ std::string seconds_text(Clock::Duration d) {
 }
 
 void log_exception(std::exception_ptr e, const char* what) {
-  if (!e) return;
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    LOG(ERROR) << what << ": " << ex.what();
-  } catch (...) {
-    LOG(ERROR) << what << ": unknown exception";
-  }
+  if (e) LOG(ERROR) << what << ": " << exception_text(e);
 }
 
 }  // namespace
