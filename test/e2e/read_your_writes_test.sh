@@ -11,7 +11,8 @@
 # status again. Asserted: the writes per AppService of the bulk change are the same with and without
 # the delay (none made twice, nothing reverted), every Deployment ends at the new image and every
 # status at the new generation, and the metric counted hold-backs with the delay. Printed: both
-# figures and the metric's counts.
+# figures and the metric's counts. Then several keys writing one shared object behind the same
+# delay (test/tools/registry_controller): each registers once, one write and one Event each.
 # ctest: processors 2
 # ctest: timeout 600
 # On a control plane of its own: its 300 rollouts would otherwise hold the shared
@@ -83,4 +84,33 @@ echo "figures: N=$n bulk change, writes per AppService: direct $direct_per_app (
   fail "writes per AppService with the watch delayed ($slow_per_app) differ from without ($direct_per_app)"
 [ "$slow_holds" -gt 0 ] || fail "no reconcile was held back with the watch delayed ${delay_ms} ms"
 [ "$held_logged" -gt 0 ] || fail "no hold-back was logged at -v=1"
+
+# 3. Several keys, one shared object (issue 44): test/tools/registry_controller, on the public
+# runtime API, registers each member ConfigMap in one registry ConfigMap (a merge patch and a
+# Registered Event per member), behind the same delayed watch. Each registry change queues every
+# member, and the first ones arrive while the cache lacks the later members' own writes: each
+# member must be held until the cache has its own entry, or it registers twice.
+members=8 reg_ns=registry-e2e
+kubectl create namespace "$reg_ns" >/dev/null
+kubectl -n "$reg_ns" create configmap registry >/dev/null
+kubectl -n "$reg_ns" label configmap registry registry.example.com/registry=true >/dev/null
+OP_KUBECONFIG=$slow_kubeconfig ASOP_BINARY=${ASOP_REGISTRY_CONTROLLER:?} \
+  start_operator registry --namespace "$reg_ns" -v 1
+for i in $(seq 1 "$members"); do
+  printf -- '---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: member-%s, labels: {registry.example.com/member: "true"}}\n' "$i"
+done | kubectl -n "$reg_ns" apply -f - >/dev/null
+registered() { kubectl -n "$reg_ns" get configmap registry -o json | jq '.data // {} | length'; }
+eventually 60 value_is "$members" registered
+writes_settled "$OP_METRICS_registry"
+reg_writes=$(writes "$OP_METRICS_registry") reg_holds=$(stale_holds "$OP_METRICS_registry" registry)
+# Every Registered Event of the namespace and its count: one each, never a repeat.
+reg_events=$(kubectl -n "$reg_ns" get events --field-selector reason=Registered -o json |
+  jq -r '[.items[] | "\(.involvedObject.name)=\(.count // 1)"] | sort | join(" ")')
+echo "figures: $members members registering in one shared ConfigMap, watch delayed ${delay_ms} ms: $reg_writes writes, $reg_holds stale-cache holds; Events: $reg_events"
+[ "$reg_writes" = $(( 2 * members )) ] ||
+  fail "$members registrations took $reg_writes writes, not $(( 2 * members )) (a patch and an Event each): $(written "$OP_METRICS_registry")"
+want_events=$(for i in $(seq 1 "$members"); do echo "member-$i=1"; done | sort | paste -sd' ')
+[ "$reg_events" = "$want_events" ] || fail "Registered Events: $reg_events, want $want_events"
+[ "$reg_holds" -gt 0 ] || fail "no registration was held back behind the delayed watch"
+stop_operator "$OP_PID_registry" || fail "registry_controller did not exit cleanly"
 echo "PASS: read_your_writes"

@@ -111,14 +111,16 @@ KUBECONFIG
   # The proxy works and passes a plain request at once.
   kubectl --kubeconfig "$slow_kubeconfig" get --raw /readyz >/dev/null || fail "the proxy does not pass requests"
 }
-# stale_holds PORT: the appservice controller's controller_runtime_reconcile_stale_cache_total
-# (reconciles held back because a cache had not yet observed the controller's own last write).
+# stale_holds PORT [CONTROLLER]: controller_runtime_reconcile_stale_cache_total of the appservice
+# controller (or CONTROLLER): reconciles held back because a cache had not yet observed the
+# controller's own last write.
 stale_holds() {
-  local body
+  local body controller=${2:-appservice}
   body=$(metrics "$1") || fail "no /metrics on port $1"
-  grep -q '^controller_runtime_reconcile_stale_cache_total{controller="appservice"} ' <<<"$body" ||
-    fail "controller_runtime_reconcile_stale_cache_total{controller=\"appservice\"} missing on port $1"
-  awk '/^controller_runtime_reconcile_stale_cache_total\{controller="appservice"\}/ {print $NF}' <<<"$body"
+  grep -q "^controller_runtime_reconcile_stale_cache_total{controller=\"$controller\"} " <<<"$body" ||
+    fail "controller_runtime_reconcile_stale_cache_total{controller=\"$controller\"} missing on port $1"
+  awk -v series="controller_runtime_reconcile_stale_cache_total{controller=\"$controller\"}" \
+    '$1 == series {print $NF}' <<<"$body"
 }
 # proxy stall|flow|cut|status: switches the proxy and waits for its acknowledgement.
 proxy() {
