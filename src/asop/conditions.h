@@ -14,13 +14,15 @@
 namespace asop {
 
 // One metav1.Condition; times are RFC 3339 strings as the API server writes them.
+// Every member has an initializer, so designated initializers may leave any out under -Wextra
+// (GCC 12 warns about omitted members that have none).
 struct Condition {
-  std::string type;
-  std::string status;  // "True", "False" or "Unknown"
+  std::string type{};
+  std::string status{};  // "True", "False" or "Unknown"
   std::int64_t observed_generation = 0;
-  std::string last_transition_time;
-  std::string reason;
-  std::string message;
+  std::string last_transition_time{};
+  std::string reason{};
+  std::string message{};
 };
 
 // apimachinery's meta.SetStatusCondition for one condition: `next` as it should be written, given

@@ -4,7 +4,8 @@
 # the runtime's public headers (src/asop/, and no other), static libraries and the AsopRuntime
 # package, and not the AppService domain; a one-file program (fixtures/consumer/) configures against it with
 # find_package(AsopRuntime), builds out of tree and runs; so does the controller docs/library.md
-# writes from an empty directory (its cmake block and its cpp blocks), up to --version.
+# writes from an empty directory (its yaml, cmake and cpp blocks, which must be examples/greeting's
+# files), up to --version.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:?usage: install_consumer_test.sh BUILD_DIR}
@@ -45,12 +46,20 @@ heavy=$(grep '^\.' "$tmp/headers" | awk '{print $2}' | grep -E 'boost/beast|open
 [ -z "$heavy" ] || fail "the public headers pull in $(echo "$heavy" | sed -n '1,5p' | tr '\n' ' ')"
 echo "ok: the public headers include $(grep -c '^\.' "$tmp/headers") headers, none of Beast, OpenSSL or the runtime"
 
-# docs/library.md's controller, from an empty directory.
+# docs/library.md's controller, from an empty directory: its blocks are examples/greeting's files.
 mkdir "$tmp/doc"
-awk '/^```cmake$/ {on = !done} /^```$/ {if (on) done = 1; on = 0; next} on && !/^```/' \
-  "$here/../../docs/library.md" >"$tmp/doc/CMakeLists.txt"
-awk '/^```cpp$/ {on = 1; next} /^```$/ {on = 0} on' "$here/../../docs/library.md" >"$tmp/doc/main.cpp"
+doc=$here/../../docs/library.md example=$here/../../examples/greeting
+blocks() { awk -v lang="$1" '$0 == "```" lang {on = 1; next} /^```$/ {on = 0} on' "$doc"; }
+blocks yaml >"$tmp/doc/crd.yaml"
+blocks cmake >"$tmp/doc/CMakeLists.txt"
+blocks cpp >"$tmp/doc/main.cpp"
+for f in crd.yaml CMakeLists.txt main.cpp; do
+  [ -s "$tmp/doc/$f" ] || fail "docs/library.md has no block for $f"
+  diff -u "$example/$f" "$tmp/doc/$f" >"$tmp/diff" ||
+    fail "docs/library.md's blocks differ from examples/greeting/$f: $(cat "$tmp/diff")"
+done
+echo "ok: docs/library.md's blocks are examples/greeting's crd.yaml, CMakeLists.txt and main.cpp"
 build_against "$tmp/prefix" "$tmp/doc" "$tmp/doc-build"
-out=$("$tmp/doc-build/my-controller" --version) || fail "docs/library.md's controller exited $?"
-[ "$out" = "my-controller 0.1.0" ] || fail "docs/library.md's controller printed '$out'"
+out=$("$tmp/doc-build/greeting" --version) || fail "docs/library.md's controller exited $?"
+[ "$out" = "greeting 0.1.0" ] || fail "docs/library.md's controller printed '$out'"
 echo "ok: docs/library.md's controller builds from its own lines and runs: $out"
