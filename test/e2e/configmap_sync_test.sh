@@ -49,19 +49,7 @@ kubectl label configmap settings -n "$src" configmap-sync.example.com/source=tru
 copy_says() {  # NS KEY WANT: the copy in NS has data KEY=WANT
   [ "$(kubectl get configmap settings -n "$1" -o "jsonpath={.data.$2}" 2>/dev/null)" = "$3" ]
 }
-check() {  # WHAT SECONDS CMD...: fails with the controller's log
-  local what=$1 seconds=$2; shift 2
-  local deadline=$(( $(date +%s) + seconds ))
-  until "$@" >/dev/null 2>&1; do
-    if [ "$(date +%s)" -ge "$deadline" ]; then
-      tail -n 30 "$tmp/log" >&2
-      fail "$what: not so after ${seconds}s"
-    fi
-    kill -0 "$pid" 2>/dev/null || { tail -n 30 "$tmp/log" >&2; fail "$what: configmap-sync exited"; }
-    sleep 0.3
-  done
-  echo "ok: $what"
-}
+check() { check_while_running "$pid" "$tmp/log" "$@"; }  # WHAT SECONDS CMD...
 has_finalizer() {
   grep -q configmap-sync.example.com/cleanup \
     <<<"$(kubectl get configmap settings -n "$src" -o jsonpath='{.metadata.finalizers}')"

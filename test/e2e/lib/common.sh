@@ -26,6 +26,24 @@ eventually() {
   done
 }
 
+# check_while_running PID LOG WHAT SECONDS CMD...: eventually, for a test that runs a controller
+# itself: prints "ok: WHAT" once CMD succeeds; fails with the last 30 lines of LOG when SECONDS pass
+# first or the process PID exits.
+check_while_running() {
+  local pid=$1 log=$2 what=$3 seconds=$4
+  shift 4
+  local deadline=$(( $(date +%s) + seconds ))
+  until "$@" >/dev/null 2>&1; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      tail -n 30 "$log" >&2
+      fail "$what: not so after ${seconds}s"
+    fi
+    kill -0 "$pid" 2>/dev/null || { tail -n 30 "$log" >&2; fail "$what: the controller exited"; }
+    sleep 0.3
+  done
+  echo "ok: $what"
+}
+
 # value_is WANT CMD...: CMD prints WANT (for eventually, which re-runs it).
 value_is() { local want=$1; shift; [ "$("$@")" = "$want" ]; }
 
