@@ -99,9 +99,14 @@ Controller::Controller(asio::any_io_executor ex, Options options, Reconciler& re
                     {{"controller", options_.name}, {"result", result}});
   }
   queue_->set_notify([this] { wake(); });
+  clock_listener_ = clock_.on_step([this] {
+    delay_.cancel();
+    resync_timer_.cancel();
+  });
 }
 
 Controller::~Controller() {
+  clock_.forget_step(clock_listener_);
   queue_->set_notify(nullptr);
 }
 
@@ -162,9 +167,13 @@ void Controller::shut_down() {
 asio::awaitable<void> Controller::resync() {
   while (!stopping_) {
     const double factor = 0.9 + 0.2 * random_.float64();
-    resync_timer_.expires_after(
-        std::chrono::duration_cast<std::chrono::milliseconds>(options_.resync_period * factor));
-    co_await resync_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    // Due on the controller's clock; a step of a test's clock cancels the wait to look again.
+    const auto due = clock_.now() + std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        options_.resync_period * factor);
+    while (!stopping_ && clock_.now() < due) {
+      resync_timer_.expires_after(due - clock_.now());
+      co_await resync_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
     if (stopping_) break;
     auto keys = options_.resync_store->keys();
     VLOG(1) << "controller=" << options_.name << " resync: queueing " << keys.size() << " keys";
@@ -190,8 +199,12 @@ asio::awaitable<void> Controller::release_heap_when_idle() {
 
 asio::awaitable<void> Controller::delayed_adds() {
   while (!stopping_) {
-    auto next = queue_->next_ready_time();
-    delay_.expires_at(next ? *next : kForever);
+    // The queue's times are the controller's clock's: wait for the time left on it.
+    if (auto next = queue_->next_ready_time()) {
+      delay_.expires_after(*next - clock_.now());
+    } else {
+      delay_.expires_at(kForever);
+    }
     co_await delay_.async_wait(asio::as_tuple(asio::use_awaitable));
     queue_->advance();
   }

@@ -5,6 +5,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -98,6 +99,8 @@ class Controller {
   boost::asio::steady_timer wake_;   // workers wait on it; cancel() wakes them all
   boost::asio::steady_timer delay_;  // fires at the queue's next delayed add
   boost::asio::steady_timer resync_timer_;
+  // Re-arms delay_ and resync_timer_ when the clock jumps (a test's FakeClock; Clock::on_step).
+  std::uint64_t clock_listener_ = 0;
   boost::asio::steady_timer idle_timer_;  // armed when the last worker goes idle after work
   int active_workers_ = 0;
   bool worked_since_trim_ = false;

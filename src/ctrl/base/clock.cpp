@@ -28,10 +28,30 @@ FakeClock::FakeClock()
 
 FakeClock::FakeClock(TimePoint start, WallTime wall_start) : now_(start), wall_(wall_start) {}
 
+std::uint64_t Clock::on_step(StepListener) const {
+  return 0;
+}
+
+void Clock::forget_step(std::uint64_t) const {}
+
 void FakeClock::step(Duration d) {
   CHECK_GE(d.count(), 0) << "FakeClock cannot go backwards";
   now_ += d;
   wall_ += std::chrono::duration_cast<WallTime::duration>(d);
+  // A listener may forget itself or another while called: call a copy.
+  const auto listeners = listeners_;
+  for (const auto& [id, listener] : listeners) {
+    if (listeners_.count(id)) listener();
+  }
+}
+
+std::uint64_t FakeClock::on_step(StepListener listener) const {
+  listeners_.emplace(next_listener_, std::move(listener));
+  return next_listener_++;
+}
+
+void FakeClock::forget_step(std::uint64_t id) const {
+  listeners_.erase(id);
 }
 
 std::int64_t Random::int_between(std::int64_t lo, std::int64_t hi) {

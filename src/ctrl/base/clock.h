@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <random>
 
 namespace ctrl {
@@ -24,6 +26,15 @@ class Clock {
   virtual TimePoint now() const = 0;
   // Calendar time: only for values written to the API server (Lease acquireTime/renewTime).
   virtual WallTime wall_now() const = 0;
+
+  // Timers that follow this clock. A waiter arms a steady_timer for the time left on this clock
+  // (point - now()), and subscribes here to re-arm when the clock jumps: RealClock never jumps
+  // (its time is the steady clock's), a FakeClock calls every listener after each step, so a
+  // delayed add due in an hour runs as soon as a test steps the clock an hour. Listeners are
+  // called on the thread that steps the clock, which must be the one running the timers.
+  using StepListener = std::function<void()>;
+  virtual std::uint64_t on_step(StepListener listener) const;  // an id for forget_step
+  virtual void forget_step(std::uint64_t id) const;
 };
 
 // Go's time.Duration(float64): nanoseconds truncated toward zero, saturating instead of
@@ -48,12 +59,18 @@ class FakeClock final : public Clock {
   TimePoint now() const override { return now_; }
   WallTime wall_now() const override { return wall_; }
 
-  // Moves both clocks forward; a negative step is a bug in the test.
+  // Moves both clocks forward, then tells the step listeners; a negative step is a bug in the
+  // test.
   void step(Duration d);
+
+  std::uint64_t on_step(StepListener listener) const override;
+  void forget_step(std::uint64_t id) const override;
 
  private:
   TimePoint now_;
   WallTime wall_;
+  mutable std::map<std::uint64_t, StepListener> listeners_;
+  mutable std::uint64_t next_listener_ = 1;
 };
 
 // A source of randomness for jitter (backoff, watch timeouts), injected like the clock so tests
