@@ -20,8 +20,8 @@ using namespace std::chrono_literals;
 namespace {
 constexpr auto kForever = asio::steady_timer::time_point::max();
 
-HealthServer::Options server_options(const std::string& bind_address) {
-  HealthServer::Options options;
+ProbeMetricsServer::Options server_options(const std::string& bind_address) {
+  ProbeMetricsServer::Options options;
   options.bind_address = bind_address;
   return options;
 }
@@ -34,7 +34,7 @@ std::string seconds(std::chrono::milliseconds d) {
 }
 }  // namespace
 
-HealthServer::Options Manager::metrics_server_options() const {
+ProbeMetricsServer::Options Manager::metrics_server_options() const {
   auto options = server_options(options_.metrics_bind_address);
   if (options_.metrics_secure) {
     CHECK(options_.metrics_certificate) << "secure metrics need a certificate";
@@ -57,18 +57,18 @@ Manager::Manager(asio::io_context& io, Options options, std::shared_ptr<kube::Re
                               ? std::make_unique<RequestAuthorizer>(*reviewer_, clock,
                                                                     options_.metrics_auth, &metrics)
                               : nullptr),
-      metrics_server_(std::make_unique<HealthServer>(io.get_executor(), metrics_server_options(),
-                                                     clock, &metrics)),
-      health_server_(std::make_unique<HealthServer>(
+      metrics_server_(std::make_unique<ProbeMetricsServer>(
+          io.get_executor(), metrics_server_options(), clock, &metrics)),
+      probe_server_(std::make_unique<ProbeMetricsServer>(
           io.get_executor(), server_options(options_.health_probe_bind_address), clock, nullptr)),
       shutdown_(io, kForever),
       controllers_done_(io, kForever) {
   // Ready while every cache is complete and current, not merely once synced: an informer that
   // relists after a 410 makes the process unready until the new list is in.
-  health_server_->add_readyz_check("informers", [this] { return caches_current(); });
+  probe_server_->add_readyz_check("informers", [this] { return caches_current(); });
   metrics_server_->on_failure(
       [this](const std::string& why) { background_failed("metrics server", why); });
-  health_server_->on_failure(
+  probe_server_->on_failure(
       [this](const std::string& why) { background_failed("probe server", why); });
   if (options_.leader_elect) {
     CHECK(!options_.leader_election_namespace.empty() && !options_.leader_election_id.empty())
@@ -274,9 +274,9 @@ asio::awaitable<void> Manager::main() {
   });
 
   metrics_server_->start();
-  health_server_->start();
+  probe_server_->start();
   if (metrics_server_->enabled()) LOG(INFO) << "serving metrics on port " << metrics_port();
-  if (health_server_->enabled()) LOG(INFO) << "serving probes on port " << health_port();
+  if (probe_server_->enabled()) LOG(INFO) << "serving probes on port " << health_port();
 
   for (auto& informer : informers_) {
     asio::co_spawn(io_, informer->run(), supervise("informer \"" + informer->name() + "\""));
@@ -310,7 +310,7 @@ asio::awaitable<void> Manager::main() {
   for (auto& informer : informers_) informer->stop();
   for (auto& task : tasks_) task.stop();
   metrics_server_->stop();
-  health_server_->stop();
+  probe_server_->stop();
   LOG(INFO) << "manager stopped, exit code " << exit_code_;
 }
 

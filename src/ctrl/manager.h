@@ -26,7 +26,7 @@
 #include "ctrl/leader/leader_elector.h"
 #include "ctrl/metrics/metrics_registry.h"
 #include "ctrl/serve/access_reviewer.h"
-#include "ctrl/serve/health_server.h"
+#include "ctrl/serve/probe_metrics_server.h"
 #include "ctrl/serve/request_authorizer.h"
 #include "ctrl/serve/serving_cert.h"
 #include "kube/api/rest_client.h"
@@ -124,7 +124,7 @@ class Manager {
   // Every informer's store is complete and kept current (/readyz): false while one relists.
   bool caches_current() const;
   unsigned short metrics_port() const { return metrics_server_->port(); }
-  unsigned short health_port() const { return health_server_->port(); }
+  unsigned short health_port() const { return probe_server_->port(); }
 
  private:
   struct BackgroundTask {
@@ -136,7 +136,7 @@ class Manager {
   boost::asio::awaitable<void> main();
   boost::asio::awaitable<bool> wait_for_cache_sync();
   void start_controllers();
-  HealthServer::Options metrics_server_options() const;
+  ProbeMetricsServer::Options metrics_server_options() const;
   boost::asio::awaitable<void> stop_controllers();
   boost::asio::awaitable<void> flush_events();
   // Completion handler for a supervised coroutine; `fatal_at_once` for the leader elector.
@@ -157,8 +157,8 @@ class Manager {
   // Secure metrics only; declared before the server that uses them.
   std::unique_ptr<AccessReviewer> reviewer_;
   std::unique_ptr<RequestAuthorizer> metrics_authorizer_;
-  std::unique_ptr<HealthServer> metrics_server_;
-  std::unique_ptr<HealthServer> health_server_;
+  std::unique_ptr<ProbeMetricsServer> metrics_server_;
+  std::unique_ptr<ProbeMetricsServer> probe_server_;
   boost::asio::steady_timer shutdown_;          // cancelled to wake main() for shutdown
   boost::asio::steady_timer controllers_done_;  // cancelled when the last controller returns
   int running_controllers_ = 0;

@@ -20,7 +20,7 @@
 
 #include "ctrl/base/clock.h"
 #include "ctrl/metrics/metrics_registry.h"
-#include "ctrl/serve/health_server.h"
+#include "ctrl/serve/probe_metrics_server.h"
 #include "ctrl/serve/request_authorizer.h"
 #include "ctrl/serve/serving_cert.h"
 #include "support/async_test.h"
@@ -124,11 +124,11 @@ TEST_CASE("secure metrics: HTTPS, 401 without a token, 403 without the right, 20
   FakeReviewer reviewer;
   ctrl::RequestAuthorizer authorizer(reviewer, clock, {}, nullptr);
   ctrl::ServingCertificate cert({}, clock);
-  ctrl::HealthServer::Options o;
+  ctrl::ProbeMetricsServer::Options o;
   o.bind_address = "127.0.0.1:0";
   o.tls_context = [&cert] { return cert.context(); };
   o.metrics_authorizer = &authorizer;
-  ctrl::HealthServer server(io.get_executor(), o, clock, &metrics);
+  ctrl::ProbeMetricsServer server(io.get_executor(), o, clock, &metrics);
   server.start();
   const auto port = server.port();
   run_async(
@@ -161,10 +161,10 @@ TEST_CASE("secure metrics: a plain HTTP request on the TLS port gets no metrics"
   ctrl::MetricsRegistry metrics;
   metrics.counter("demo_total", "A demo counter.").inc();
   ctrl::ServingCertificate cert({}, clock);
-  ctrl::HealthServer::Options o;
+  ctrl::ProbeMetricsServer::Options o;
   o.bind_address = "127.0.0.1:0";
   o.tls_context = [&cert] { return cert.context(); };
-  ctrl::HealthServer server(io.get_executor(), o, clock, &metrics);
+  ctrl::ProbeMetricsServer server(io.get_executor(), o, clock, &metrics);
   server.start();
   run_async(
       io,
@@ -224,10 +224,10 @@ TEST_CASE("serving certificate: files are reloaded when they change, a bad pair 
                                    std::filesystem::file_time_type::clock::now() + 3s);
   clock.step(11s);
   asio::io_context io;
-  ctrl::HealthServer::Options so;
+  ctrl::ProbeMetricsServer::Options so;
   so.bind_address = "127.0.0.1:0";
   so.tls_context = [&cert] { return cert.context(); };
-  ctrl::HealthServer server(io.get_executor(), so, clock, nullptr);
+  ctrl::ProbeMetricsServer server(io.get_executor(), so, clock, nullptr);
   server.start();
   run_async(
       io,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "ctrl/serve/health_server.h"
+#include "ctrl/serve/probe_metrics_server.h"
 
 #include <glog/logging.h>
 
@@ -63,7 +63,7 @@ void log_exception(std::exception_ptr e, const char* what) {
 
 }  // namespace
 
-struct HealthServer::Core {
+struct ProbeMetricsServer::Core {
   Core(asio::any_io_executor e, Options o, const Clock& c, const MetricsRegistry* m)
       : ex(std::move(e)), options(std::move(o)), clock(c), metrics(m), ticker(ex) {}
 
@@ -117,14 +117,14 @@ struct HealthServer::Core {
     if (!oldest) return false;
     auto& c = streams[oldest];
     c.evicted = true;
-    VLOG(2) << "health server: evicting the oldest waiting connection of " << c.peer;
+    VLOG(2) << "probe and metrics server: evicting the oldest waiting connection of " << c.peer;
     boost::system::error_code ignored;
     oldest->socket().shutdown(tcp::socket::shutdown_both, ignored);
     oldest->socket().close(ignored);
     return true;
   }
 
-  // Each coroutine holds the core, so the core outlives the HealthServer until they end.
+  // Each coroutine holds the core, so the core outlives the ProbeMetricsServer until they end.
   static awaitable<void> tick(std::shared_ptr<Core> core);
   static awaitable<void> accept_loop(std::shared_ptr<Core> core);
   static awaitable<void> serve(std::shared_ptr<Core> core, tcp::socket socket);
@@ -212,7 +212,8 @@ struct HealthServer::Core {
 };
 
 // Status codes and texts as controller-runtime's filters answer them.
-awaitable<Response> HealthServer::Core::respond(std::shared_ptr<Core> core, const Request& req) {
+awaitable<Response> ProbeMetricsServer::Core::respond(std::shared_ptr<Core> core,
+                                                      const Request& req) {
   auto* authorizer = core->options.metrics_authorizer;
   if (authorizer == nullptr || core->metrics == nullptr || !is_metrics(req) ||
       (req.method() != http::verb::get && req.method() != http::verb::head)) {
@@ -244,32 +245,32 @@ awaitable<Response> HealthServer::Core::respond(std::shared_ptr<Core> core, cons
   co_return text_response(http::status::internal_server_error, "Authorization failed\n");
 }
 
-HealthServer::HealthServer(asio::any_io_executor ex, Options options, const Clock& clock,
-                           const MetricsRegistry* metrics)
+ProbeMetricsServer::ProbeMetricsServer(asio::any_io_executor ex, Options options,
+                                       const Clock& clock, const MetricsRegistry* metrics)
     : core_(std::make_shared<Core>(std::move(ex), std::move(options), clock, metrics)) {
   CHECK(core_->options.heartbeat_interval.count() > 0);
 }
 
-HealthServer::~HealthServer() {
+ProbeMetricsServer::~ProbeMetricsServer() {
   stop();
 }
 
-void HealthServer::add_healthz_check(std::string name, Check check) {
+void ProbeMetricsServer::add_healthz_check(std::string name, Check check) {
   CHECK(check) << "healthz check " << name << " is empty";
   core_->healthz.push_back({std::move(name), std::move(check)});
 }
 
-void HealthServer::add_readyz_check(std::string name, Check check) {
+void ProbeMetricsServer::add_readyz_check(std::string name, Check check) {
   CHECK(check) << "readyz check " << name << " is empty";
   core_->readyz.push_back({std::move(name), std::move(check)});
 }
 
-void HealthServer::on_failure(std::function<void(const std::string&)> handler) {
+void ProbeMetricsServer::on_failure(std::function<void(const std::string&)> handler) {
   core_->on_failure = std::move(handler);
 }
 
-void HealthServer::start() {
-  CHECK(!core_->started) << "HealthServer::start() is called once";
+void ProbeMetricsServer::start() {
+  CHECK(!core_->started) << "ProbeMetricsServer::start() is called once";
   core_->started = true;
   const auto endpoint = parse_bind_address(core_->options.bind_address);
   if (!endpoint) {
@@ -308,11 +309,12 @@ void HealthServer::start() {
       core->on_failure(std::string(what) + (e ? " failed" : " ended before stop()"));
     };
   };
-  asio::co_spawn(core_->ex, Core::tick(core_), supervise("health server heartbeat"));
-  asio::co_spawn(core_->ex, Core::accept_loop(core_), supervise("health server accept loop"));
+  asio::co_spawn(core_->ex, Core::tick(core_), supervise("probe and metrics server heartbeat"));
+  asio::co_spawn(core_->ex, Core::accept_loop(core_),
+                 supervise("probe and metrics server accept loop"));
 }
 
-void HealthServer::stop() {
+void ProbeMetricsServer::stop() {
   auto& core = *core_;
   if (core.stopped) return;
   core.stopped = true;
@@ -326,28 +328,28 @@ void HealthServer::stop() {
   }
 }
 
-bool HealthServer::enabled() const {
+bool ProbeMetricsServer::enabled() const {
   return core_->acceptor.has_value();
 }
 
-unsigned short HealthServer::port() const {
+unsigned short ProbeMetricsServer::port() const {
   if (!core_->acceptor || !core_->acceptor->is_open()) return 0;
   boost::system::error_code ec;
   const auto ep = core_->acceptor->local_endpoint(ec);
   return ec ? 0 : ep.port();
 }
 
-std::size_t HealthServer::open_connections() const {
+std::size_t ProbeMetricsServer::open_connections() const {
   std::size_t open = 0;
   for (const auto& [stream, connection] : core_->streams) open += connection.evicted ? 0 : 1;
   return open;
 }
 
-Clock::TimePoint HealthServer::last_heartbeat() const {
+Clock::TimePoint ProbeMetricsServer::last_heartbeat() const {
   return core_->heartbeat;
 }
 
-awaitable<void> HealthServer::Core::tick(std::shared_ptr<Core> core) {
+awaitable<void> ProbeMetricsServer::Core::tick(std::shared_ptr<Core> core) {
   while (!core->stopped) {
     core->heartbeat = core->clock.now();
     core->ticker.expires_after(core->options.heartbeat_interval);
@@ -355,14 +357,14 @@ awaitable<void> HealthServer::Core::tick(std::shared_ptr<Core> core) {
   }
 }
 
-awaitable<void> HealthServer::Core::accept_loop(std::shared_ptr<Core> core) {
+awaitable<void> ProbeMetricsServer::Core::accept_loop(std::shared_ptr<Core> core) {
   asio::steady_timer pause(core->ex);
   while (!core->stopped) {
     auto [ec, socket] = co_await core->acceptor->async_accept(kAwait);
     if (core->stopped) break;
     if (ec) {
       // Out of descriptors and the like: pause instead of spinning on the error.
-      LOG(WARNING) << "health server accept failed: " << ec.message();
+      LOG(WARNING) << "probe and metrics server accept failed: " << ec.message();
       pause.expires_after(std::chrono::milliseconds(100));
       co_await pause.async_wait(kAwait);
       continue;
@@ -376,17 +378,18 @@ awaitable<void> HealthServer::Core::accept_loop(std::shared_ptr<Core> core) {
     if (core->count(&peer) >= core->options.max_connections_per_peer) room = core->evict(&peer);
     if (room && core->count(nullptr) >= core->options.max_connections) room = core->evict(nullptr);
     if (!room) {
-      VLOG(1) << "health server: every connection is busy; refusing one from " << peer;
+      VLOG(1) << "probe and metrics server: every connection is busy; refusing one from " << peer;
       boost::system::error_code ignored;
       socket.close(ignored);
       continue;
     }
-    asio::co_spawn(core->ex, serve(core, std::move(socket)),
-                   [](std::exception_ptr e) { log_exception(e, "health server connection"); });
+    asio::co_spawn(core->ex, serve(core, std::move(socket)), [](std::exception_ptr e) {
+      log_exception(e, "probe and metrics server connection");
+    });
   }
 }
 
-awaitable<void> HealthServer::Core::serve(std::shared_ptr<Core> core, tcp::socket socket) {
+awaitable<void> ProbeMetricsServer::Core::serve(std::shared_ptr<Core> core, tcp::socket socket) {
   boost::system::error_code ignored;
   if (!core->options.tls_context) {
     beast::tcp_stream stream(std::move(socket));
@@ -417,7 +420,8 @@ awaitable<void> HealthServer::Core::serve(std::shared_ptr<Core> core, tcp::socke
 }
 
 template <class Stream>
-awaitable<void> HealthServer::Core::serve_requests(std::shared_ptr<Core> core, Stream& stream) {
+awaitable<void> ProbeMetricsServer::Core::serve_requests(std::shared_ptr<Core> core,
+                                                         Stream& stream) {
   const auto& options = core->options;
   auto& lowest = beast::get_lowest_layer(stream);
   // The buffer never grows past a maximal request, so a client cannot make us buffer more.

@@ -22,7 +22,8 @@ class context;
 
 namespace ctrl {
 
-// Plain HTTP on the event loop (Beast), one coroutine per connection:
+// The server of the probes and of /metrics (the manager runs one for each bind address): plain
+// HTTP on the event loop (Beast), one coroutine per connection:
 //   /healthz  200 "ok" while the event loop is live: a ticker stamps a heartbeat every
 //             heartbeat_interval, and a heartbeat older than stall_threshold fails the check (500)
 //             so the kubelet restarts a process whose loop is blocked or starved.
@@ -36,7 +37,7 @@ namespace ctrl {
 // response, so a slow or idle client cannot hold a connection for long; and a client that holds
 // every connection slot cannot lock the kubelet out: a new connection evicts the oldest one that
 // waits for a request.
-class HealthServer {
+class ProbeMetricsServer {
  public:
   struct Options {
     Options() = default;  // not an aggregate: GCC 12 co_await temporaries (kube/list_options.h)
@@ -68,11 +69,11 @@ class HealthServer {
 
   // `clock` measures the heartbeat's age (tests inject a FakeClock); `metrics` may be null. Both
   // must outlive the server's use of them, which ends at stop().
-  HealthServer(boost::asio::any_io_executor ex, Options options, const Clock& clock,
-               const MetricsRegistry* metrics);
-  ~HealthServer();
-  HealthServer(const HealthServer&) = delete;
-  HealthServer& operator=(const HealthServer&) = delete;
+  ProbeMetricsServer(boost::asio::any_io_executor ex, Options options, const Clock& clock,
+                     const MetricsRegistry* metrics);
+  ~ProbeMetricsServer();
+  ProbeMetricsServer(const ProbeMetricsServer&) = delete;
+  ProbeMetricsServer& operator=(const ProbeMetricsServer&) = delete;
 
   void add_healthz_check(std::string name, Check check);
   void add_readyz_check(std::string name, Check check);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "ctrl/serve/health_server.h"
+#include "ctrl/serve/probe_metrics_server.h"
 
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
@@ -31,7 +31,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using asio::awaitable;
 using asio::ip::tcp;
-using ctrl::HealthServer;
+using ctrl::ProbeMetricsServer;
 using kube::testing::run_async;
 using namespace std::chrono_literals;
 
@@ -95,8 +95,8 @@ class Client {
   beast::flat_buffer buffer_;
 };
 
-HealthServer::Options local_options() {
-  HealthServer::Options o;
+ProbeMetricsServer::Options local_options() {
+  ProbeMetricsServer::Options o;
   o.bind_address = "127.0.0.1:0";
   return o;
 }
@@ -155,7 +155,7 @@ TEST_CASE("/healthz is ok on a live loop, /metrics renders the registry, others 
   requests->record(409, "PUT", "10.0.0.1:6443");
   ctrl::register_rest_client_metrics(registry, requests);
 
-  HealthServer server(io.get_executor(), local_options(), clock, &registry);
+  ProbeMetricsServer server(io.get_executor(), local_options(), clock, &registry);
   server.start();
   REQUIRE(server.enabled());
   REQUIRE(server.port() != 0);
@@ -219,7 +219,7 @@ TEST_CASE("/healthz fails with 500 once the heartbeat is older than the threshol
   auto options = local_options();
   options.heartbeat_interval = 1h;  // the ticker stamps once at start, then not within this test
   options.stall_threshold = 10s;
-  HealthServer server(io.get_executor(), options, clock, nullptr);
+  ProbeMetricsServer server(io.get_executor(), options, clock, nullptr);
   server.start();
   run_async(
       io,
@@ -250,7 +250,7 @@ TEST_CASE("the heartbeat ticker keeps /healthz ok as time passes", "[health]") {
   ctrl::FakeClock clock;
   auto options = local_options();
   options.heartbeat_interval = 20ms;
-  HealthServer server(io.get_executor(), options, clock, nullptr);
+  ProbeMetricsServer server(io.get_executor(), options, clock, nullptr);
   server.start();
   run_async(
       io,
@@ -270,7 +270,7 @@ TEST_CASE("the heartbeat ticker keeps /healthz ok as time passes", "[health]") {
 TEST_CASE("/readyz is 503 naming the failing check until it passes", "[health]") {
   asio::io_context io;
   ctrl::RealClock clock;
-  HealthServer server(io.get_executor(), local_options(), clock, nullptr);
+  ProbeMetricsServer server(io.get_executor(), local_options(), clock, nullptr);
   bool synced = false;
   server.add_readyz_check("informer-sync", [&] { return synced; });
   server.add_readyz_check("always", [] { return true; });
@@ -310,7 +310,7 @@ TEST_CASE("oversized and idle clients are cut off, stop() closes connections", "
   ctrl::RealClock clock;
   auto options = local_options();
   options.read_timeout = 300ms;
-  HealthServer server(io.get_executor(), options, clock, nullptr);
+  ProbeMetricsServer server(io.get_executor(), options, clock, nullptr);
   server.start();
   const auto port = server.port();
   run_async(
@@ -367,18 +367,18 @@ TEST_CASE("oversized and idle clients are cut off, stop() closes connections", "
 TEST_CASE("a disabled server binds nothing, a port in use fails at start", "[health]") {
   asio::io_context io;
   ctrl::RealClock clock;
-  HealthServer::Options off;
+  ProbeMetricsServer::Options off;
   off.bind_address = "0";
-  HealthServer disabled(io.get_executor(), off, clock, nullptr);
+  ProbeMetricsServer disabled(io.get_executor(), off, clock, nullptr);
   disabled.start();
   CHECK_FALSE(disabled.enabled());
   CHECK(disabled.port() == 0);
 
-  HealthServer first(io.get_executor(), local_options(), clock, nullptr);
+  ProbeMetricsServer first(io.get_executor(), local_options(), clock, nullptr);
   first.start();
   auto taken = local_options();
   taken.bind_address = "127.0.0.1:" + std::to_string(first.port());
-  HealthServer second(io.get_executor(), taken, clock, nullptr);
+  ProbeMetricsServer second(io.get_executor(), taken, clock, nullptr);
   CHECK_THROWS_AS(second.start(), boost::system::system_error);
   first.stop();
   io.run_for(100ms);
@@ -390,7 +390,7 @@ TEST_CASE("a client holding every connection cannot lock the probes out", "[heal
   auto options = local_options();
   options.max_connections = 8;
   options.max_connections_per_peer = 6;
-  HealthServer server(io.get_executor(), options, clock, nullptr);
+  ProbeMetricsServer server(io.get_executor(), options, clock, nullptr);
   server.start();
   const auto port = server.port();
   run_async(
