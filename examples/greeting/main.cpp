@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "asop/app.h"
 #include "asop/client.h"
@@ -87,19 +88,23 @@ class GreetingReconciler final : public asop::Reconciler {
                           .status = "True",
                           .reason = "ChildReady",
                           .message = "ConfigMap " + child_name + " holds the message"};
-    if (child && (!owner || owner->uid != asop::meta_uid(*greeting))) {
+    std::optional<asop::ApiError> refused;  // the API server refused our write: retried
+    const auto not_ready = [&](std::string reason, std::string message) {
       ready.status = "False";
-      ready.reason = "ChildConflict";
-      ready.message = "ConfigMap " + child_name + " belongs to someone else";
+      ready.reason = std::move(reason);
+      ready.message = std::move(message);
+      events_.record(kGreeting, *greeting, asop::EventType::warning, ready.reason, ready.message);
+    };
+    if (child && (!owner || owner->uid != asop::meta_uid(*greeting))) {
+      not_ready("ChildConflict", "ConfigMap " + child_name + " belongs to someone else");
     } else if (!child) {
       auto created = co_await client.apply_create(child_path, desired, kFieldManager, "no child");
       if (!created && (created.error().is(asop::Errc::conflict) ||
                        created.error().is(asop::Errc::already_exists))) {
-        ready.status = "False";
-        ready.reason = "ChildConflict";
-        ready.message = "a ConfigMap " + child_name + " that is not ours exists";
-      } else if (!created) {
-        co_return asop::ReconcileResult::failed("creating the child", created.error());
+        not_ready("ChildConflict", "a ConfigMap " + child_name + " that is not ours exists");
+      } else if (!created) {  // a quota, an admission policy, RBAC: say so, then retry
+        refused = created.error();
+        not_ready("ChildFailed", "creating ConfigMap " + child_name + ": " + refused->describe());
       } else {
         events_.record(kGreeting, *greeting, asop::EventType::normal, "Created",
                        "created ConfigMap " + child_name);
@@ -107,10 +112,10 @@ class GreetingReconciler final : public asop::Reconciler {
     } else if (const auto* data = asop::json::member(child.get(), "data");
                !data || *data != desired["data"]) {
       auto applied = co_await client.apply(child_path, desired, kFieldManager, "child drifted");
-      if (!applied) co_return asop::ReconcileResult::failed("updating the child", applied.error());
-    }
-    if (ready.status == "False") {
-      events_.record(kGreeting, *greeting, asop::EventType::warning, ready.reason, ready.message);
+      if (!applied) {
+        refused = applied.error();
+        not_ready("ChildFailed", "updating ConfigMap " + child_name + ": " + refused->describe());
+      }
     }
 
     // The status: conditions with apimachinery's rules, written only when it changed.
@@ -126,6 +131,7 @@ class GreetingReconciler final : public asop::Reconciler {
     status.AddMember("conditions", list, a);
     auto written = co_await client.update_status_if_changed(path, *greeting, status, "status");
     if (!written) co_return asop::ReconcileResult::failed("writing the status", written.error());
+    if (refused) co_return asop::ReconcileResult::failed("writing the child", *refused);
     if (ready.status == "False") {  // the other ConfigMap is not cached: look again later
       co_return asop::ReconcileResult::requeue(std::chrono::minutes(1));
     }

@@ -7,8 +7,9 @@
 # ConfigMap is put back; a new message reaches it without moving the condition's
 # lastTransitionTime; a ConfigMap of the child's name that is not the Greeting's is never taken
 # over (Ready=False ChildConflict and a Warning Event); the schema refuses a Greeting without a
-# message; at rest nothing is written; deleting the Greeting cleans up once (one CleanupComplete
-# Event), then it and its ConfigMap go; SIGTERM exits 0.
+# message; at rest nothing is written; a ConfigMap a ResourceQuota refuses is Ready=False
+# ChildFailed with the API server's words, and made once the quota goes; deleting the Greeting
+# cleans up once (one CleanupComplete Event), then it and its ConfigMap go; SIGTERM exits 0.
 # ctest: timeout 600
 source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/../lib/out_of_tree.sh"
@@ -115,7 +116,20 @@ writes_settled "$port"
 [ "$(writes "$port")" = "$before" ] || fail "an update that changes nothing was written: $(written "$port")"
 echo "ok: an update that changes nothing we own writes nothing"
 
-# 6. Deletion: the cleanup runs once, then the Greeting and its ConfigMap go.
+# 6. A write the cluster refuses (a ResourceQuota of no ConfigMaps) is what Ready says, and is
+#    retried until it goes through once the quota goes.
+kubectl create quota no-configmaps -n "$ns" --hard=count/configmaps=0 >/dev/null
+greeting quota "over quota"
+check "Ready=False ChildFailed while the quota refuses the ConfigMap" 60 value_is "False ChildFailed 1/1" ready quota
+message=$(field greeting/quota '{.status.conditions[?(@.type=="Ready")].message}')
+grep -q 'exceeded quota\|forbidden' <<<"$message" || fail "Ready's message does not say why: $message"
+check "a ChildFailed Warning Event" 30 test "$(events quota ChildFailed)" -ge 1
+echo "ok: Ready says what the API server said: $message"
+kubectl delete quota no-configmaps -n "$ns" >/dev/null
+check "once the quota goes, the retry creates the ConfigMap" 120 value_is "over quota" field configmap/quota-greeting '{.data.message}'
+check "and Ready=True ChildReady" 30 value_is "True ChildReady 1/1" ready quota
+
+# 7. Deletion: the cleanup runs once, then the Greeting and its ConfigMap go.
 kubectl delete greeting hello -n "$ns" --wait=false >/dev/null
 check "the Greeting goes (finalizer removed)" 30 gone greeting/hello
 check "its ConfigMap goes with it (garbage collector)" 60 gone configmap/hello-greeting
