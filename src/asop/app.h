@@ -34,6 +34,10 @@
 
 namespace asop {
 
+namespace testing {
+class TestApp;
+}
+
 // The flags every operator built with App takes (controller-runtime's names where they exist;
 // docs/library.md lists them).
 struct AppFlags {
@@ -111,6 +115,7 @@ class App {
   struct Impl;
 
  private:
+  friend class testing::TestApp;  // the test kit runs an App on its own clock (asop/testing/)
   std::unique_ptr<Impl> impl_;
 };
 

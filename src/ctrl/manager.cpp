@@ -265,7 +265,11 @@ asio::awaitable<void> Manager::flush_events() {
 }
 
 asio::awaitable<void> Manager::main() {
-  asio::signal_set signals(io_, SIGINT, SIGTERM);
+  asio::signal_set signals(io_);
+  if (options_.handle_signals) {
+    signals.add(SIGINT);
+    signals.add(SIGTERM);
+  }
   signals.async_wait([this](boost::system::error_code ec, int signal) {
     if (ec) return;
     LOG(INFO) << "received " << (signal == SIGTERM ? "SIGTERM" : "SIGINT")

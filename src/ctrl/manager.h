@@ -69,6 +69,8 @@ class Manager {
     RequestAuthorizer::Options metrics_auth;
     std::string health_probe_bind_address = ":8081";
     std::chrono::milliseconds cache_sync_timeout{std::chrono::minutes(2)};
+    // SIGTERM and SIGINT start the graceful shutdown (not in a test process: asop::testing).
+    bool handle_signals = true;
     std::chrono::milliseconds graceful_shutdown_timeout{std::chrono::seconds(30)};
     // Time given to queued Events at shutdown, after the workers stop, before the release.
     std::chrono::milliseconds event_flush_timeout{std::chrono::seconds(5)};
@@ -123,6 +125,7 @@ class Manager {
   bool caches_synced() const;
   // Every informer's store is complete and kept current (/readyz): false while one relists.
   bool caches_current() const;
+  const std::vector<std::unique_ptr<Controller>>& controllers() const { return controllers_; }
   unsigned short metrics_port() const { return metrics_server_->port(); }
   unsigned short health_port() const { return probe_server_->port(); }
 

@@ -66,7 +66,8 @@ std::optional<int> App::init(int argc, char** argv) {
   }
   FLAGS_logtostderr = true;
   FLAGS_v = flags_.verbosity;
-  google::InitGoogleLogging(argv[0]);
+  // Once per process: a test process runs several Apps.
+  if (!google::IsGoogleLoggingInitialized()) google::InitGoogleLogging(argv[0]);
 
   try {
     kube::LoadOptions load;
@@ -92,7 +93,7 @@ std::optional<int> App::init(int argc, char** argv) {
     co.cert_name = flags_.metrics_cert_name;
     co.key_name = flags_.metrics_cert_key;
     try {
-      metrics_cert_ = std::make_unique<ServingCertificate>(co, clock_);
+      metrics_cert_ = std::make_unique<ServingCertificate>(co, *clock_);
     } catch (const std::runtime_error& e) {
       std::cerr << options_.name << ": " << e.what() << "\n";
       return kExitUsage;
@@ -123,8 +124,15 @@ std::optional<int> App::init(int argc, char** argv) {
   mo.metrics_certificate = metrics_cert_.get();
   mo.health_probe_bind_address = flags_.health_probe_bind_address;
   mo.cache_sync_timeout = flags_.cache_sync_timeout;
-  manager_ = std::make_unique<Manager>(io_, mo, client_, metrics_, clock_, random_);
+  mo.handle_signals = handle_signals_;
+  manager_ = std::make_unique<Manager>(io_, mo, client_, metrics_, *clock_, random_);
   return std::nullopt;
+}
+
+void App::set_test_hooks(TestHooks hooks) {
+  CHECK(!manager_) << "App::set_test_hooks() after init()";
+  if (hooks.clock) clock_ = hooks.clock;
+  handle_signals_ = hooks.handle_signals;
 }
 
 EventRecorder& App::events() {
@@ -132,7 +140,7 @@ EventRecorder& App::events() {
     EventRecorder::Options eo;
     eo.component = options_.name;
     eo.sweep_every = eo.correlator.window;  // at rest the Event caches empty themselves
-    events_ = std::make_unique<EventRecorder>(io_.get_executor(), client_, eo, clock_, &metrics_);
+    events_ = std::make_unique<EventRecorder>(io_.get_executor(), client_, eo, *clock_, &metrics_);
     manager_->add_event_recorder(*events_);  // flushed at shutdown, before the Lease is released
   }
   return *events_;

@@ -44,7 +44,8 @@ class App {
   Manager& manager() { return *manager_; }
   const std::shared_ptr<kube::RestClient>& client() const { return client_; }
   MetricsRegistry& metrics() { return metrics_; }
-  const Clock& clock() const { return clock_; }
+  const Clock& clock() const { return *clock_; }
+  const kube::RequestMetrics& requests() const { return *requests_; }
   const kube::RestConfig& config() const { return config_; }
   // The Event recorder (component: the program's name), made on first use and flushed at shutdown
   // before the Lease is released.
@@ -52,6 +53,14 @@ class App {
   // A controller for the manager with the flags' --max-concurrent-reconciles, --sync-period and
   // --reconcile-timeout.
   ControllerBuilder controller(std::string name);
+
+  // What the test kit (src/testing/) changes before init(): the clock every wait follows, and
+  // whether SIGTERM/SIGINT stop the manager (not in a test process that runs several Apps).
+  struct TestHooks {
+    const Clock* clock = nullptr;
+    bool handle_signals = true;
+  };
+  void set_test_hooks(TestHooks hooks);
 
   // Runs the manager until shutdown and returns the process exit code. A run that was aborted (a
   // lost Lease, a dead background coroutine) ends the process here, without unwinding coroutines
@@ -66,7 +75,9 @@ class App {
   boost::asio::io_context io_;
   std::shared_ptr<kube::RequestMetrics> requests_;
   std::shared_ptr<kube::RestClient> client_;
-  RealClock clock_;
+  RealClock real_clock_;
+  const Clock* clock_ = &real_clock_;
+  bool handle_signals_ = true;
   std::unique_ptr<ServingCertificate> metrics_cert_;
   MetricsRegistry metrics_;
   SeededRandom random_;

@@ -7,15 +7,10 @@
 
 #include "asop/app.h"
 #include "ctrl/app/app.h"
+#include "ctrl/app/public_app_impl.h"
 #include "ctrl/public_builder.h"
 
 namespace asop {
-
-struct App::Impl {
-  explicit Impl(Options options) : app(std::move(options)) {}
-  ctrl::App app;
-  bool initialized = false;  // init() made the manager
-};
 
 App::App(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 App::~App() = default;

@@ -34,10 +34,16 @@ std::uint64_t Clock::on_step(StepListener) const {
 
 void Clock::forget_step(std::uint64_t) const {}
 
-void FakeClock::step(Duration d) {
-  CHECK_GE(d.count(), 0) << "FakeClock cannot go backwards";
-  now_ += d;
-  wall_ += std::chrono::duration_cast<WallTime::duration>(d);
+std::uint64_t SteppingClock::on_step(StepListener listener) const {
+  listeners_.emplace(next_listener_, std::move(listener));
+  return next_listener_++;
+}
+
+void SteppingClock::forget_step(std::uint64_t id) const {
+  listeners_.erase(id);
+}
+
+void SteppingClock::tell_step_listeners() const {
   // A listener may forget itself or another while called: call a copy.
   const auto listeners = listeners_;
   for (const auto& [id, listener] : listeners) {
@@ -45,13 +51,25 @@ void FakeClock::step(Duration d) {
   }
 }
 
-std::uint64_t FakeClock::on_step(StepListener listener) const {
-  listeners_.emplace(next_listener_, std::move(listener));
-  return next_listener_++;
+void FakeClock::step(Duration d) {
+  CHECK_GE(d.count(), 0) << "FakeClock cannot go backwards";
+  now_ += d;
+  wall_ += std::chrono::duration_cast<WallTime::duration>(d);
+  tell_step_listeners();
 }
 
-void FakeClock::forget_step(std::uint64_t id) const {
-  listeners_.erase(id);
+Clock::TimePoint ShiftableClock::now() const {
+  return std::chrono::steady_clock::now() + shift();
+}
+
+Clock::WallTime ShiftableClock::wall_now() const {
+  return std::chrono::system_clock::now() + std::chrono::duration_cast<WallTime::duration>(shift());
+}
+
+void ShiftableClock::step(Duration d) {
+  CHECK_GE(d.count(), 0) << "ShiftableClock cannot go backwards";
+  shift_ns_ += d.count();
+  tell_step_listeners();
 }
 
 std::int64_t Random::int_between(std::int64_t lo, std::int64_t hi) {

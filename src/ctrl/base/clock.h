@@ -4,6 +4,7 @@
 // Room src/ctrl/base/: clock and random source, retry backoff, RFC 3339 micro time, uuids, giving
 // the heap back. May use: nothing else in src/ (the Rooms table in docs/architecture.md).
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -47,8 +48,23 @@ class RealClock final : public Clock {
   WallTime wall_now() const override;
 };
 
+// A clock that jumps (FakeClock, ShiftableClock): it keeps the step listeners and calls them after
+// each step.
+class SteppingClock : public Clock {
+ public:
+  std::uint64_t on_step(StepListener listener) const override;
+  void forget_step(std::uint64_t id) const override;
+
+ protected:
+  void tell_step_listeners() const;
+
+ private:
+  mutable std::map<std::uint64_t, StepListener> listeners_;
+  mutable std::uint64_t next_listener_ = 1;
+};
+
 // A clock that moves only when told to. Steady and wall time advance together.
-class FakeClock final : public Clock {
+class FakeClock final : public SteppingClock {
  public:
   // 2024-01-01T00:00:00Z, so wall times in tests are readable and stable.
   static constexpr std::chrono::seconds kDefaultWallStart{1704067200};
@@ -63,14 +79,24 @@ class FakeClock final : public Clock {
   // test.
   void step(Duration d);
 
-  std::uint64_t on_step(StepListener listener) const override;
-  void forget_step(std::uint64_t id) const override;
-
  private:
   TimePoint now_;
   WallTime wall_;
-  mutable std::map<std::uint64_t, StepListener> listeners_;
-  mutable std::uint64_t next_listener_ = 1;
+};
+
+// Real time moved forward by what tests add (the asop::testing kit's clock): timers run in real
+// time as in production, so a test that never steps it sees nothing unusual, and step(d) makes
+// what is due within d run now (a requeue_after(1h) with step(1h)). now() may be read from any
+// thread; step() must run on the thread that runs the timers (the listeners re-arm them).
+class ShiftableClock final : public SteppingClock {
+ public:
+  TimePoint now() const override;
+  WallTime wall_now() const override;
+  void step(Duration d);
+  Duration shift() const { return Duration(shift_ns_.load()); }
+
+ private:
+  std::atomic<Duration::rep> shift_ns_{0};
 };
 
 // A source of randomness for jitter (backoff, watch timeouts), injected like the clock so tests

@@ -40,6 +40,23 @@ TEST_CASE("RealClock is monotonic and its wall time is near the system clock", "
   CHECK(std::chrono::abs(diff) < 5s);
 }
 
+TEST_CASE("ShiftableClock is real time plus its steps, and tells its listeners", "[clock]") {
+  ctrl::ShiftableClock clock;
+  CHECK(std::chrono::abs(clock.now() - std::chrono::steady_clock::now()) < 5s);
+  int heard = 0;
+  const auto id = clock.on_step([&] { ++heard; });
+  const auto before = std::chrono::steady_clock::now();
+  clock.step(1h);
+  CHECK(heard == 1);
+  CHECK(clock.shift() == 1h);
+  CHECK(clock.now() - before >= 1h);
+  CHECK(clock.now() - before < 1h + 5min);
+  CHECK(std::chrono::abs(clock.wall_now() - std::chrono::system_clock::now() - 1h) < 5s);
+  clock.forget_step(id);
+  clock.step(1s);
+  CHECK(heard == 1);
+}
+
 TEST_CASE("SeededRandom is reproducible and stays within 0 to 1", "[clock]") {
   ctrl::SeededRandom a(7);
   ctrl::SeededRandom b(7);
