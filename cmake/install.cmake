@@ -18,7 +18,7 @@ set(ASOP_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/AsopRuntime)
 
 set(asop_installed_rooms "")
 foreach(room IN LISTS ASOP_ROOMS)
-  if(room MATCHES "^asop_(kube|ctrl)(_|$)")
+  if(room MATCHES "^asop_(kube|ctrl|testing)(_|$)" OR room STREQUAL "asop_asop_testing")
     string(REGEX REPLACE "^asop_" "" export_name ${room})
     set_target_properties(${room} PROPERTIES EXPORT_NAME ${export_name})
     list(APPEND asop_installed_rooms ${room})
@@ -47,6 +47,13 @@ endif()
 
 set_target_properties(asop_boost PROPERTIES EXPORT_NAME boost)
 set_target_properties(asop_asop PROPERTIES EXPORT_NAME api)
+set_target_properties(asop_asop_testing PROPERTIES EXPORT_NAME testing_api)
+# asop::testing (docs/testing.md) starts control planes with the scripts of test/controlplane/,
+# installed beside the package; a test binary finds them through this definition.
+install(DIRECTORY test/controlplane/ DESTINATION ${CMAKE_INSTALL_DATADIR}/asop/controlplane
+        USE_SOURCE_PERMISSIONS)
+target_compile_definitions(asop_testing INTERFACE
+  "$<INSTALL_INTERFACE:ASOP_TESTING_SCRIPTS_DIR=\"$<INSTALL_PREFIX>/${CMAKE_INSTALL_DATADIR}/asop/controlplane\">")
 install(TARGETS asop_boost asop_third_party asop_asop asop_kube ${asop_installed_rooms}
         EXPORT AsopRuntimeTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
