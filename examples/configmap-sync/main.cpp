@@ -5,7 +5,7 @@
 #include <string>
 
 #include "asop/app.h"
-#include "configmap_sync_reconciler.h"
+#include "configmap_sync_controller.h"
 
 namespace {
 
@@ -22,25 +22,8 @@ Flags: the runtime's (docs/library.md): --kubeconfig, --context, --leader-elect,
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace configmap_sync;
   asop::App app({"configmap-sync", CONFIGMAP_SYNC_VERSION, kUsage, "configmap-sync.example.com"});
   if (auto exit_code = app.init(argc, argv)) return *exit_code;
-
-  auto& sources = app.informer(kConfigMap, std::string(kSourceLabel) + "=true");
-  auto& copies = app.informer(kConfigMap, kCopyOfNameLabel);
-  auto& namespaces = app.informer(kNamespace, std::string(kSyncLabel) + "=true");
-  ConfigMapSyncReconciler reconciler({&sources.store(), &copies.store(), &namespaces.store()},
-                                     app.events());
-  app.controller("configmap-sync")
-      .for_kind(kConfigMap, sources)
-      .watches(copies, ConfigMapSyncReconciler::source_of_copy)
-      .watches(namespaces,
-               [&sources](const asop::StoreChange&) {  // a namespace asks, or stops
-                 std::vector<asop::Request> all;
-                 for (const auto& key : sources.store().keys())
-                   all.push_back(asop::Request::from_key(key));
-                 return all;
-               })
-      .complete(reconciler);
+  auto reconciler = configmap_sync::add_controller(app);
   return app.run();
 }

@@ -6,7 +6,8 @@
 # Checks, with kubectl: a labelled source is copied into a namespace that asks (and gets the
 # finalizer and a Synced Event); a hand-edited copy and a deleted copy are put back; a namespace
 # that starts asking later gets its copy, one that stops loses it; deleting the source deletes
-# every copy (CopiesDeleted Event) and then the source itself goes.
+# every copy (CopiesDeleted Event) and then the source itself goes. Then the example's own tests
+# (docs/testing.md, on the installed test kit) pass against the same control plane.
 # ctest: timeout 600
 source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/../lib/out_of_tree.sh"
@@ -93,3 +94,11 @@ code=0; wait "$pid" || code=$?
 pid=""
 [ "$code" = 0 ] || { tail -n 30 "$tmp/log" >&2; fail "configmap-sync exited $code on SIGTERM"; }
 echo "ok: configmap-sync stopped cleanly on SIGTERM"
+
+# 3. The example's own tests (docs/testing.md, on the installed test kit) against this control
+# plane, as its author runs them: ctest in its build.
+(cd "$tmp/build" && ASOP_CONTROLPLANE_DIR=${ASOP_CONTROLPLANE_DIR:?} ctest --output-on-failure) \
+  >"$tmp/kit.log" 2>&1 || { cat "$tmp/kit.log"; fail "configmap-sync's tests on the test kit failed"; }
+grep -F "100% tests passed" "$tmp/kit.log" >/dev/null || { cat "$tmp/kit.log"; fail "configmap-sync's tests did not all pass"; }
+if grep -F "did not run" "$tmp/kit.log" >/dev/null; then cat "$tmp/kit.log"; fail "configmap-sync's tests were skipped"; fi
+echo "ok: configmap-sync's own tests on the test kit passed against this control plane"

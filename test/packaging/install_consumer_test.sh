@@ -5,7 +5,8 @@
 # package, and not the AppService domain; a one-file program (fixtures/consumer/) configures against it with
 # find_package(AsopRuntime), builds out of tree and runs; so does the controller docs/library.md
 # writes from an empty directory (its yaml, cmake and cpp blocks, which must be examples/greeting's
-# files), up to --version.
+# files), up to --version; and docs/testing.md's test (examples/configmap-sync's, on the test kit)
+# builds and, with no control plane, is reported skipped (exit 77), or failed when CI requires one.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:?usage: install_consumer_test.sh BUILD_DIR}
@@ -63,3 +64,39 @@ build_against "$tmp/prefix" "$tmp/doc" "$tmp/doc-build"
 out=$("$tmp/doc-build/greeting" --version) || fail "docs/library.md's controller exited $?"
 [ "$out" = "greeting 0.1.0" ] || fail "docs/library.md's controller printed '$out'"
 echo "ok: docs/library.md's controller builds from its own lines and runs: $out"
+
+# docs/testing.md's blocks are examples/configmap-sync's CMakeLists.txt and its test; the example
+# and its tests build against the install with COMPONENTS testing. With no control plane (the
+# installed scripts, an empty binary cache, no Go on PATH) the test binary says why and exits 77,
+# which ctest reports as skipped, never passed; with ASOP_TESTING_REQUIRE_CONTROLPLANE=1 it fails.
+testing_doc=$here/../../docs/testing.md sync=$here/../../examples/configmap-sync
+testing_blocks() { awk -v lang="$1" '$0 == "```" lang {on = 1; next} /^```$/ {on = 0} on' "$testing_doc"; }
+testing_blocks cmake >"$tmp/testing-CMakeLists.txt"
+testing_blocks cpp >"$tmp/testing-test.cpp"
+diff -u "$sync/CMakeLists.txt" "$tmp/testing-CMakeLists.txt" >"$tmp/diff" ||
+  fail "docs/testing.md's cmake block differs from examples/configmap-sync/CMakeLists.txt: $(cat "$tmp/diff")"
+diff -u "$sync/configmap_sync_test.cpp" "$tmp/testing-test.cpp" >"$tmp/diff" ||
+  fail "docs/testing.md's cpp block differs from examples/configmap-sync/configmap_sync_test.cpp: $(cat "$tmp/diff")"
+[ -d "$tmp/prefix/share/asop/controlplane" ] || fail "the install has no share/asop/controlplane"
+build_against "$tmp/prefix" "$sync" "$tmp/sync"
+no_control_plane=(env -u ASOP_CONTROLPLANE_DIR -u ASOP_CONTROLPLANE_SCRIPTS
+  -u ASOP_TESTING_REQUIRE_CONTROLPLANE APPSERVICE_OPERATOR_CACHE="$tmp/empty-cache"
+  XDG_RUNTIME_DIR="$tmp" PATH=/usr/bin:/bin)
+code=0
+"${no_control_plane[@]}" "$tmp/sync/configmap-sync-tests" >"$tmp/skip.log" 2>&1 || code=$?
+[ "$code" = 77 ] || { cat "$tmp/skip.log"; fail "with no control plane the kit's test exited $code, not 77"; }
+grep -F "asop::testing: SKIPPED: no control plane: the control plane binaries are not built and Go is not installed" \
+  "$tmp/skip.log" >/dev/null || { cat "$tmp/skip.log"; fail "the skip does not say why"; }
+(cd "$tmp/sync" && "${no_control_plane[@]}" ctest --output-on-failure) >"$tmp/ctest.log" 2>&1 ||
+  { cat "$tmp/ctest.log"; fail "ctest failed where the kit's test should be skipped"; }
+grep -E "configmap-sync-tests .*Skipped" "$tmp/ctest.log" >/dev/null ||
+  { cat "$tmp/ctest.log"; fail "ctest did not report the kit's test skipped"; }
+code=0
+"${no_control_plane[@]}" ASOP_TESTING_REQUIRE_CONTROLPLANE=1 "$tmp/sync/configmap-sync-tests" \
+  >"$tmp/require.log" 2>&1 || code=$?
+if [ "$code" = 0 ] || [ "$code" = 77 ]; then
+  cat "$tmp/require.log"; fail "with ASOP_TESTING_REQUIRE_CONTROLPLANE=1 the kit's test exited $code"
+fi
+grep -F "ASOP_TESTING_REQUIRE_CONTROLPLANE=1" "$tmp/require.log" >/dev/null ||
+  { cat "$tmp/require.log"; fail "the required control plane's failure does not say why"; }
+echo "ok: docs/testing.md's test builds with the kit; no control plane: skipped (77), required: failed ($code)"
