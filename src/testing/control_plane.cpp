@@ -97,16 +97,11 @@ ControlPlane& ControlPlane::shared(std::string_view scripts_dir) {
                               .count()) +
            " ms";
   };
-  auto impl = std::make_unique<Impl>();
   if (const std::string fixture = env("ASOP_CONTROLPLANE_DIR"); !fixture.empty()) {
-    impl->dir = fixture;
-    if (!std::filesystem::exists(fixture + "/kubeconfig")) {
-      throw std::runtime_error("asop::testing: ASOP_CONTROLPLANE_DIR=" + fixture +
-                               " has no kubeconfig: is its control plane up?");
-    }
-    shared.reset(new ControlPlane(std::move(impl)));
+    shared = attach(fixture);
     return *shared;
   }
+  auto impl = std::make_unique<Impl>();
 
   impl->scripts = env("ASOP_CONTROLPLANE_SCRIPTS");
   if (impl->scripts.empty()) impl->scripts = std::string(scripts_dir);
@@ -164,6 +159,16 @@ ControlPlane& ControlPlane::shared(std::string_view scripts_dir) {
   }
   shared.reset(new ControlPlane(std::move(impl)));
   return *shared;
+}
+
+std::unique_ptr<ControlPlane> ControlPlane::attach(const std::string& dir) {
+  if (!std::filesystem::exists(dir + "/kubeconfig")) {
+    throw std::runtime_error("asop::testing: " + dir +
+                             " has no kubeconfig: is its control plane up (up.sh DIR)?");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->dir = dir;
+  return std::unique_ptr<ControlPlane>(new ControlPlane(std::move(impl)));
 }
 
 const std::string& ControlPlane::dir() const {

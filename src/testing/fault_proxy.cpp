@@ -165,9 +165,12 @@ struct FaultProxy::Impl {
   mutable std::mutex mutex;
   std::vector<Slot> rules;
   std::atomic<std::uint64_t> requests{0};
+  std::function<void(const std::string&, const std::string&)> on_request;
+  unsigned short port = 0;
 
   std::optional<FaultRule> match(std::string_view verb, std::string_view target) {
     ++requests;
+    if (on_request) on_request(std::string(verb), std::string(target));
     const bool watch = is_watch(target);
     const auto path = target.substr(0, target.find('?'));
     std::lock_guard lock(mutex);
@@ -259,7 +262,9 @@ struct FaultProxy::Impl {
   }
 };
 
-FaultProxy::FaultProxy(const ControlPlane& control_plane) : impl_(std::make_unique<Impl>()) {
+FaultProxy::FaultProxy(const ControlPlane& control_plane, Options options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->on_request = std::move(options.on_request);
   const std::string pki = control_plane.dir() + "/pki";
   impl_->server_tls.use_certificate_chain_file(pki + "/apiserver.crt");
   impl_->server_tls.use_private_key_file(pki + "/apiserver.key", ssl::context::pem);
@@ -270,11 +275,12 @@ FaultProxy::FaultProxy(const ControlPlane& control_plane) : impl_(std::make_uniq
   impl_->upstream_host = authority.substr(0, authority.rfind(':'));
   impl_->upstream_port = authority.substr(authority.rfind(':') + 1);
 
-  const tcp::endpoint listen(asio::ip::make_address("127.0.0.1"), 0);
+  const tcp::endpoint listen(asio::ip::make_address("127.0.0.1"), options.port);
   impl_->acceptor.open(listen.protocol());
+  impl_->acceptor.set_option(tcp::acceptor::reuse_address(true));
   impl_->acceptor.bind(listen);
   impl_->acceptor.listen();
-  const auto port = impl_->acceptor.local_endpoint().port();
+  const auto port = impl_->port = impl_->acceptor.local_endpoint().port();
 
   char folder[] = "/tmp/asop-fault-proxy-XXXXXX";
   if (::mkdtemp(folder) == nullptr) throw std::runtime_error("asop::testing: mkdtemp failed");
@@ -311,6 +317,10 @@ int FaultProxy::add(FaultRule rule) {
 std::uint64_t FaultProxy::hits(int id) const {
   std::lock_guard lock(impl_->mutex);
   return impl_->rules.at(static_cast<std::size_t>(id)).hits;
+}
+
+unsigned short FaultProxy::port() const {
+  return impl_->port;
 }
 
 std::uint64_t FaultProxy::requests() const {

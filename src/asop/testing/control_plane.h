@@ -41,6 +41,9 @@ class ControlPlane {
   // ASOP_TESTING_REQUIRE_CONTROLPLANE=1 (CI) that is an exception: the test fails.
   // $ASOP_CONTROLPLANE_SCRIPTS overrides where the scripts are.
   static ControlPlane& shared(std::string_view scripts_dir = ASOP_TESTING_SCRIPTS_DIR);
+  // The control plane the scripts run in `dir` (test/controlplane/up.sh DIR), already up; it is
+  // neither started nor stopped here.
+  static std::unique_ptr<ControlPlane> attach(const std::string& dir);
 
   ~ControlPlane();
   ControlPlane(const ControlPlane&) = delete;

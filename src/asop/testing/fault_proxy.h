@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -38,7 +39,14 @@ struct FaultRule {
 // first that matches and still has times left acts on it, the rest pass untouched.
 class FaultProxy {
  public:
-  explicit FaultProxy(const ControlPlane& control_plane);
+  struct Options {
+    unsigned short port = 0;  // 0: a free one
+    // Called on the proxy's thread for every request, before the rules: (method, target).
+    std::function<void(const std::string&, const std::string&)> on_request = {};
+  };
+
+  explicit FaultProxy(const ControlPlane& control_plane) : FaultProxy(control_plane, Options()) {}
+  FaultProxy(const ControlPlane& control_plane, Options options);
   ~FaultProxy();
   FaultProxy(const FaultProxy&) = delete;
   FaultProxy& operator=(const FaultProxy&) = delete;
@@ -52,6 +60,7 @@ class FaultProxy {
   std::uint64_t hits(int id) const;
   // How many requests came through, matched or not.
   std::uint64_t requests() const;
+  unsigned short port() const;
 
   struct Impl;
 

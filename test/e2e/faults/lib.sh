@@ -68,45 +68,22 @@ stop_proxy() {
   kill -TERM "$proxy_pid" 2>/dev/null || true
   wait "$proxy_pid" 2>/dev/null || true
 }
-# start_slow_watch_proxy DELAY_MS: test/tools/slow_watch_proxy between the operators and the API
-# server of own_controlplane: every watch response's bytes DELAY_MS late, every other request at
-# once. Sets proxy_pid (cleanup stops it) and slow_kubeconfig, the proxy's kubeconfig: its serving
-# certificate, which it trusts, and the admin bearer token, which the proxy forwards as it came (a
-# client certificate cannot pass a TLS-terminating proxy).
+# start_slow_watch_proxy DELAY_MS: test/tools/slow_watch_proxy (the test kit's FaultProxy) between
+# the operators and the API server of own_controlplane: every watch response's bytes DELAY_MS
+# late, every other request at once. Sets proxy_pid (cleanup stops it) and slow_kubeconfig, the
+# proxy's kubeconfig: the API server's CA (the proxy serves the API server's certificate) and the
+# admin bearer token, which the proxy forwards as it came (a client certificate cannot pass a
+# TLS-terminating proxy).
 start_slow_watch_proxy() {
   local bin=${ASOP_SLOW_WATCH_PROXY:-$(dirname "${ASOP_BINARY:?}")/test/slow_watch_proxy}
   [ -x "$bin" ] || fail "no slow_watch_proxy at $bin (build the slow_watch_proxy target)"
   [ -f "$cp_dir/token" ] || fail "no admin token at $cp_dir/token"
-  local work=$OP_LOG_DIR/slow-watch server port
-  mkdir -p "$work"
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-    -subj "/CN=slow-watch-proxy" -addext "subjectAltName=IP:127.0.0.1" \
-    -keyout "$work/proxy.key" -out "$work/proxy.crt" 2>/dev/null
-  server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
-  port=$(free_port)
-  "$bin" --listen "$port" --upstream "${server#https://}" --cert "$work/proxy.crt" \
-    --key "$work/proxy.key" --upstream-ca "$cp_dir/pki/ca.crt" --delay-ms "$1" \
-    >"$OP_LOG_DIR/proxy.log" 2>&1 &
+  "$bin" --controlplane "$cp_dir" --delay-ms "$1" >"$OP_LOG_DIR/proxy.log" 2>&1 &
   proxy_pid=$!
   eventually 30 grep -q '^listening' "$OP_LOG_DIR/proxy.log"
-  slow_kubeconfig=$work/slow.kubeconfig
-  cat >"$slow_kubeconfig" <<KUBECONFIG
-apiVersion: v1
-kind: Config
-clusters:
-- name: slow
-  cluster:
-    server: https://127.0.0.1:$port
-    certificate-authority-data: $(base64 -w0 <"$work/proxy.crt")
-users:
-- name: admin-token
-  user:
-    token: $(cat "$cp_dir/token")
-contexts:
-- name: slow
-  context: {cluster: slow, user: admin-token, namespace: default}
-current-context: slow
-KUBECONFIG
+  slow_kubeconfig=$OP_LOG_DIR/slow.kubeconfig
+  cp "$(sed -n 's/^listening on .* kubeconfig \([^ ]*\) .*/\1/p' "$OP_LOG_DIR/proxy.log")" \
+    "$slow_kubeconfig"
   chmod 600 "$slow_kubeconfig"
   # The proxy works and passes a plain request at once.
   kubectl --kubeconfig "$slow_kubeconfig" get --raw /readyz >/dev/null || fail "the proxy does not pass requests"
