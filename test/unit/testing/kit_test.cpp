@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "asop/testing/eventually.h"
-
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <optional>
 #include <string>
 
 #include "asop/testing/catch.h"
+#include "asop/testing/eventually.h"
+#include "asop/testing/test_app.h"
 
 using namespace std::chrono_literals;
 
@@ -42,4 +42,17 @@ TEST_CASE("REQUIRE_EVENTUALLY waits for its expression, then asserts it", "[test
   REQUIRE_EVENTUALLY(tick() >= 4, 5s);
   CHECK(calls == 5);  // four polls, then the assertion's own evaluation
   REQUIRE_CONSISTENTLY(calls == 5, 20ms);
+}
+
+TEST_CASE("Writes counts by method and code and says what it counted", "[testing]") {
+  asop::testing::Writes writes;
+  CHECK(writes.total() == 0);
+  CHECK(writes.text() == "none");
+  writes.counts[{"PATCH", "201"}] = 3;
+  writes.counts[{"PATCH", "409"}] = 1;
+  writes.counts[{"POST", "201"}] = 2;
+  CHECK(writes.total() == 6);
+  CHECK(writes.count("PATCH", "201") == 3);
+  CHECK(writes.count("DELETE", "200") == 0);
+  CHECK(writes.text() == "PATCH 201 x3, PATCH 409 x1, POST 201 x2");
 }
