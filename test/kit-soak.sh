@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # kit-soak.sh [PROCESSES] [REPEATS]: the test kit's shared control plane under parallel test
 # binaries (docs/testing.md). Each repeat starts PROCESSES copies (default 8) of build/test/
-# e2e_tests "[kit]" at once on the kit's own shared control plane (no $ASOP_CONTROLPLANE_DIR);
+# e2e_tests "[kit]~[private]" at once on the kit's own shared control plane (no $ASOP_CONTROLPLANE_DIR);
 # REPEATS (default 20) times. A lock holder keeps the plane up between repeats, so the first
 # process of the first repeat starts it and every other one attaches. Prints: failures, the most
 # etcd and kube-apiserver processes seen at once, start and attach times, namespace ready times
@@ -33,7 +33,7 @@ for r in $(seq 1 "$repeats"); do
   for p in $(seq 1 "$procs"); do
     env -u ASOP_CONTROLPLANE_DIR -u KUBECONFIG XDG_RUNTIME_DIR="$runtime" \
       ASOP_CONTROLPLANE_SCRIPTS="$root/test/controlplane" ASOP_TESTING_REQUIRE_CONTROLPLANE=1 \
-      "$tests" "[kit]" >"$runtime/r$r-p$p.log" 2>&1 &
+      "$tests" "[kit]~[private]" >"$runtime/r$r-p$p.log" 2>&1 &
     pids+=($!)
   done
   while :; do

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -63,6 +64,12 @@ struct ControlPlane::Impl {
   mutable std::set<std::string> crds;  // apply_crds() paths done
 
   ~Impl() {
+    if (owned) {
+      run_command("bash " + shell_quote(scripts + "/down.sh") + " " + shell_quote(dir) +
+                  " --purge >/dev/null 2>&1");
+      std::remove((dir + ".up.log").c_str());
+      return;
+    }
     if (users_fd < 0) return;
     // The last user stops it: under the start lock (no one attaches meanwhile), drop our shared
     // lock and try an exclusive one; it is granted only when no other process holds one.
@@ -79,10 +86,64 @@ struct ControlPlane::Impl {
   }
 
   std::string scripts;
+  bool owned = false;  // a private control plane: stopped and removed with this
 };
 
 ControlPlane::ControlPlane(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ControlPlane::~ControlPlane() = default;
+
+namespace {
+
+std::string elapsed_since(std::chrono::steady_clock::time_point start) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - start)
+                            .count()) +
+         " ms";
+}
+
+// Where the scripts are, and the folder of this user's kit control planes (made).
+void locate(ControlPlane::Impl& impl, std::string_view scripts_dir) {
+  impl.scripts = env("ASOP_CONTROLPLANE_SCRIPTS");
+  if (impl.scripts.empty()) impl.scripts = std::string(scripts_dir);
+  if (impl.scripts.empty() || !std::filesystem::exists(impl.scripts + "/up.sh")) {
+    unavailable("no control plane scripts (ASOP_CONTROLPLANE_SCRIPTS='" + impl.scripts +
+                "') and no ASOP_CONTROLPLANE_DIR");
+  }
+  std::string runtime = env("XDG_RUNTIME_DIR");
+  if (runtime.empty() || !std::filesystem::is_directory(runtime)) runtime = "/tmp";
+  impl.base = runtime + "/asop-testing-" + std::to_string(::getuid());
+  std::filesystem::create_directories(impl.base);
+}
+
+// The binaries, built on first use; skipped (or failed) when they cannot be.
+void build(ControlPlane::Impl& impl) {
+  const std::string build_log = impl.base + "/build.log";
+  auto built = run_command("bash " + shell_quote(impl.scripts + "/build.sh") + " 2>" +
+                           shell_quote(build_log));
+  if (!built.ok()) {
+    if (!run_command("command -v go >/dev/null").ok()) {
+      if (impl.users_fd >= 0) ::close(impl.users_fd);
+      impl.users_fd = -1;
+      unavailable("the control plane binaries are not built and Go is not installed to build them");
+    }
+    throw std::runtime_error("asop::testing: building the control plane failed:\n" +
+                             tail_of(build_log));
+  }
+  impl.kubectl = trimmed(built.out) + "/client/kubectl";
+}
+
+// up.sh: starts what is not running in impl.dir and waits until it is ready.
+void up(const ControlPlane::Impl& impl) {
+  const std::string up_log = impl.dir + ".up.log";
+  auto started = run_command("bash " + shell_quote(impl.scripts + "/up.sh") + " " +
+                             shell_quote(impl.dir) + " >" + shell_quote(up_log) + " 2>&1");
+  if (!started.ok()) {
+    throw std::runtime_error("asop::testing: starting the control plane in " + impl.dir +
+                             " failed:\n" + tail_of(up_log));
+  }
+}
+
+}  // namespace
 
 ControlPlane& ControlPlane::shared(std::string_view scripts_dir) {
   static std::mutex mutex;
@@ -91,28 +152,12 @@ ControlPlane& ControlPlane::shared(std::string_view scripts_dir) {
   if (shared) return *shared;
 
   const auto start = std::chrono::steady_clock::now();
-  const auto took = [start] {
-    return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::steady_clock::now() - start)
-                              .count()) +
-           " ms";
-  };
   if (const std::string fixture = env("ASOP_CONTROLPLANE_DIR"); !fixture.empty()) {
     shared = attach(fixture);
     return *shared;
   }
   auto impl = std::make_unique<Impl>();
-
-  impl->scripts = env("ASOP_CONTROLPLANE_SCRIPTS");
-  if (impl->scripts.empty()) impl->scripts = std::string(scripts_dir);
-  if (impl->scripts.empty() || !std::filesystem::exists(impl->scripts + "/up.sh")) {
-    unavailable("no control plane scripts (ASOP_CONTROLPLANE_SCRIPTS='" + impl->scripts +
-                "') and no ASOP_CONTROLPLANE_DIR");
-  }
-  std::string runtime = env("XDG_RUNTIME_DIR");
-  if (runtime.empty() || !std::filesystem::is_directory(runtime)) runtime = "/tmp";
-  impl->base = runtime + "/asop-testing-" + std::to_string(::getuid());
-  std::filesystem::create_directories(impl->base);
+  locate(*impl, scripts_dir);
   impl->dir = impl->base + "/shared";
 
   const int start_fd = open_lock(impl->base + "/start.lock");
@@ -123,42 +168,74 @@ ControlPlane& ControlPlane::shared(std::string_view scripts_dir) {
   } unlock{start_fd};
   impl->users_fd = open_lock(impl->base + "/users.lock");
   ::flock(impl->users_fd, LOCK_SH);
-
-  const std::string build_log = impl->base + "/build.log";
-  auto built = run_command("bash " + shell_quote(impl->scripts + "/build.sh") + " 2>" +
-                           shell_quote(build_log));
-  if (!built.ok()) {
-    if (!run_command("command -v go >/dev/null").ok()) {
-      ::close(impl->users_fd);
-      impl->users_fd = -1;
-      unavailable("the control plane binaries are not built and Go is not installed to build them");
-    }
-    throw std::runtime_error("asop::testing: building the control plane failed:\n" +
-                             tail_of(build_log));
-  }
-  impl->kubectl = trimmed(built.out) + "/client/kubectl";
+  build(*impl);
   const std::string kubeconfig = impl->dir + "/kubeconfig";
-  const bool up =
+  const bool running =
       std::filesystem::exists(kubeconfig) &&
       run_command(shell_quote(impl->kubectl) + " --kubeconfig " + shell_quote(kubeconfig) +
                   " --request-timeout=3s get --raw=/readyz >/dev/null 2>&1")
           .ok();
-  if (up) {
-    std::cerr << "asop::testing: attached to the shared control plane in " << impl->dir << " in "
-              << took() << "\n";
-  } else {
-    const std::string up_log = impl->base + "/up.log";
-    auto started = run_command("bash " + shell_quote(impl->scripts + "/up.sh") + " " +
-                               shell_quote(impl->dir) + " >" + shell_quote(up_log) + " 2>&1");
-    if (!started.ok()) {
-      throw std::runtime_error("asop::testing: starting the control plane in " + impl->dir +
-                               " failed:\n" + tail_of(up_log));
-    }
-    std::cerr << "asop::testing: started the shared control plane in " << impl->dir << " in "
-              << took() << "\n";
-  }
+  if (!running) up(*impl);
+  std::cerr << "asop::testing: " << (running ? "attached to" : "started")
+            << " the shared control plane in " << impl->dir << " in " << elapsed_since(start)
+            << "\n";
   shared.reset(new ControlPlane(std::move(impl)));
   return *shared;
+}
+
+std::unique_ptr<ControlPlane> ControlPlane::start_private(std::string_view scripts_dir) {
+  const auto start = std::chrono::steady_clock::now();
+  auto impl = std::make_unique<Impl>();
+  locate(*impl, scripts_dir);
+  std::string folder = impl->base + "/private-XXXXXX";
+  if (::mkdtemp(folder.data()) == nullptr) {
+    throw std::runtime_error("asop::testing: cannot make a folder under " + impl->base);
+  }
+  impl->dir = folder;
+  impl->owned = true;
+  build(*impl);
+  up(*impl);
+  std::cerr << "asop::testing: started a private control plane in " << impl->dir << " in "
+            << elapsed_since(start) << "\n";
+  return std::unique_ptr<ControlPlane>(new ControlPlane(std::move(impl)));
+}
+
+void ControlPlane::stop(const std::string& component) const {
+  if (impl_->scripts.empty())
+    throw std::runtime_error("asop::testing: stop() needs a private control plane");
+  const std::string pid_file = impl_->dir + "/run/" + component + ".pid";
+  // Nothing to do when it is not running (stopped before).
+  auto stopped =
+      run_command("[ -f " + shell_quote(pid_file) + " ] || exit 0; pid=$(cat " +
+                  shell_quote(pid_file) + ") && kill -TERM \"$pid\" 2>/dev/null; " +
+                  "while [ -d /proc/$pid ]; do sleep 0.1; done; rm -f " + shell_quote(pid_file));
+  if (!stopped.ok()) throw std::runtime_error("asop::testing: cannot stop " + component);
+}
+
+void ControlPlane::restart(const std::string& component) const {
+  stop(component);
+  up(*impl_);
+}
+
+void ControlPlane::compact_etcd() const {
+  // etcd's JSON gateway: a key outside the API server's prefix moves the revision past every
+  // resourceVersion handed out so far; then a physical compaction at that revision.
+  std::string url;
+  {
+    std::ifstream in(impl_->dir + "/etcd-url");
+    std::getline(in, url);
+  }
+  auto put = run_command("curl -fsS -X POST " + shell_quote(url + "/v3/kv/put") +
+                         " -d '{\"key\":\"YXNvcC10ZXN0aW5nLWNvbXBhY3Q=\",\"value\":\"MQ==\"}'");
+  const auto at = put.out.find("\"revision\":\"");
+  if (!put.ok() || at == std::string::npos) {
+    throw std::runtime_error("asop::testing: writing to etcd at " + url + ": " + put.out);
+  }
+  const auto from = at + 12;
+  const std::string revision = put.out.substr(from, put.out.find('"', from) - from);
+  auto compacted = run_command("curl -fsS -X POST " + shell_quote(url + "/v3/kv/compaction") +
+                               " -d '{\"revision\":\"" + revision + "\",\"physical\":true}'");
+  if (!compacted.ok()) throw std::runtime_error("asop::testing: compacting etcd: " + compacted.out);
 }
 
 std::unique_ptr<ControlPlane> ControlPlane::attach(const std::string& dir) {

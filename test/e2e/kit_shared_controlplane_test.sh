@@ -4,7 +4,8 @@
 # control plane given (no $ASOP_CONTROLPLANE_DIR) start exactly one (one etcd, one kube-apiserver)
 # under the kit's file lock, both pass their kit cases on it (a namespace that really goes, the
 # garbage collector, requeue_after(1h) at advance(1h) 100 times), and when the last one exits the
-# control plane is stopped: no process of it is left.
+# control plane is stopped: no process of it is left. Then the [private] cases: an API server restart
+# and an etcd compaction, each on a control plane of its own, removed at the end.
 # ctest: processors 2
 # ctest: timeout 900
 source "$(dirname "$0")/lib/common.sh"
@@ -53,3 +54,13 @@ gone() { [ "$(count "$dir/")" = 0 ]; }
 eventually 30 gone || fail "processes of the shared control plane outlived its last user: $(pgrep -fa -- "$dir/")"
 [ ! -e "$dir" ] || fail "the shared control plane's folder $dir was left behind"
 echo "ok: the last test binary to exit stopped the shared control plane: no process left"
+
+# Private control planes (ControlPlane::start_private): an API server restart and an etcd
+# compaction, each on a control plane of the test's own, removed when the test ends.
+kit private.log "[private]" || { cat "$runtime/private.log"; fail "the [private] kit cases failed"; }
+grep -F "All tests passed" "$runtime/private.log" >/dev/null || { cat "$runtime/private.log"; fail "no [private] case ran"; }
+sed -n 's/.*\(started a private control plane\).* in \([0-9]* ms\)/\1 in \2/p' "$runtime/private.log"
+left=$(pgrep -fa -- "$runtime/" || true)
+[ -z "$left" ] || fail "processes of the private control planes outlived their tests: $left"
+[ -z "$(find "$runtime/asop-testing-$(id -u)" -maxdepth 1 -name 'private-*')" ] || fail "a private control plane's folder was left behind"
+echo "ok: an API server restart and an etcd compaction on private control planes; nothing left"
