@@ -35,10 +35,7 @@ void behind_proxy(FaultRule rule, std::vector<std::string> flags, Body body) {
   FaultProxy proxy(cp);
   const int id = proxy.add(rule);
   TestApp app(cp, {.ns = ns.name(), .kubeconfig = proxy.kubeconfig(), .flags = flags});
-  auto& sources = app->informer(kConfigMap, "kit=source");
-  auto& copies = app->informer(kConfigMap, "kit=copy");
-  CopyReconciler reconciler(sources.store(), copies.store());
-  app->controller("copy").for_kind(kConfigMap, sources).owns(copies).complete(reconciler);
+  auto reconciler = add_copy_controller(app.app());
   app.start();
   body(ns.name(), client, proxy, id, app);
   CHECK(app.stop() == 0);

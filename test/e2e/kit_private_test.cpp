@@ -38,10 +38,7 @@ TEST_CASE("kit private: the API server restarted: the controller converges after
   TestNamespace ns(*cp, current_test_name());
   TestClient client(*cp);
   TestApp app(*cp, {.ns = ns.name()});
-  auto& sources = app->informer(kConfigMap, "kit=source");
-  auto& copies = app->informer(kConfigMap, "kit=copy");
-  CopyReconciler reconciler(sources.store(), copies.store());
-  app->controller("copy").for_kind(kConfigMap, sources).owns(copies).complete(reconciler);
+  auto reconciler = add_copy_controller(app.app());
   app.start();
   converges(client, ns, "before");
   cp->restart("kube-apiserver");
@@ -64,10 +61,7 @@ TEST_CASE("kit private: etcd compacted, the API server restarted: the informers 
     }
   }});
   TestApp app(*cp, {.ns = ns.name(), .kubeconfig = proxy.kubeconfig()});
-  auto& sources = app->informer(kConfigMap, "kit=source");
-  auto& copies = app->informer(kConfigMap, "kit=copy");
-  CopyReconciler reconciler(sources.store(), copies.store());
-  app->controller("copy").for_kind(kConfigMap, sources).owns(copies).complete(reconciler);
+  auto reconciler = add_copy_controller(app.app());
   app.start();
   converges(client, ns, "before");
   const int before = lists;

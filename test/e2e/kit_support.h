@@ -6,8 +6,10 @@
 
 #include <rapidjson/document.h>
 
+#include <memory>
 #include <string>
 
+#include "asop/app.h"
 #include "asop/client.h"
 #include "asop/kind.h"
 #include "asop/object.h"
@@ -49,5 +51,15 @@ class CopyReconciler final : public asop::Reconciler {
   const asop::Cache& sources_;
   const asop::Cache& copies_;
 };
+
+// The copy controller on `app` (its two informers and the controller), as a main() would wire it;
+// the reconciler must outlive the app's run.
+inline std::unique_ptr<CopyReconciler> add_copy_controller(asop::App& app) {
+  auto& sources = app.informer(kConfigMap, "kit=source");
+  auto& copies = app.informer(kConfigMap, "kit=copy");
+  auto reconciler = std::make_unique<CopyReconciler>(sources.store(), copies.store());
+  app.controller("copy").for_kind(kConfigMap, sources).owns(copies).complete(*reconciler);
+  return reconciler;
+}
 
 }  // namespace kit

@@ -123,10 +123,7 @@ TEST_CASE("kit: settle() waits for a controller at rest and writes() counts its 
   TestNamespace ns(cp, asop::testing::current_test_name());
   TestClient client(cp);
   TestApp app(cp, {.ns = ns.name()});
-  auto& sources = app->informer(kConfigMap, "kit=source");
-  auto& copies = app->informer(kConfigMap, "kit=copy");
-  CopyReconciler reconciler(sources.store(), copies.store());
-  app->controller("copy").for_kind(kConfigMap, sources).owns(copies).complete(reconciler);
+  auto reconciler = add_copy_controller(app.app());
   app.start();
   const auto configmaps = kConfigMap.collection().in_namespace(ns);
   for (const char* name : {"a", "b", "c"}) {
